@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * MetaRoCE sans-IO transport core: public API.
+ *
+ * The core is a pure, deterministic state machine for one reliable
+ * connection (one RC QP pair).  It owns no sockets, clocks, threads, locks
+ * or heap.  The caller:
+ *
+ *   - allocates mrc_conn_size() bytes (8-byte aligned, contents arbitrary)
+ *     and calls mrc_conn_init() on them;
+ *   - feeds every received UDP payload to mrc_recv_packet() together with
+ *     the path it arrived on and the current time;
+ *   - posts work with mrc_post_send() / mrc_post_recv();
+ *   - pulls packets with mrc_next_packet() until it returns 0, and sends
+ *     each as the payload of a UDP datagram on the path it names;
+ *   - arms a timer for mrc_next_deadline() and calls mrc_handle_timeout()
+ *     when it fires (calling it early is harmless);
+ *   - drains completions with mrc_poll_completion().
+ *
+ * Time is a monotonic u64 in nanoseconds supplied by the caller; the same
+ * sequence of calls with the same arguments produces the same packets.
+ *
+ * A "path" is an index 0..num_paths-1 that the caller maps to a (plane,
+ * UDP source port / entropy) pair; see docs/spec (MR-PATH-*).  The path
+ * passed to mrc_recv_packet() is where the datagram arrived; the core only
+ * uses it to return ACKs and probe replies the same way.
+ *
+ * Payload bytes never pass through core-owned memory for long: when building
+ * a data packet the core asks cb->read_payload() for the bytes, and when a
+ * data packet is accepted it hands the bytes to cb->place_send() or
+ * cb->place_write() at their final offset, in any order (MR-ORDER-*).
+ *
+ * All functions return 0 or a positive length on success and a negative
+ * errno on failure.  Nothing here sleeps; none of the functions is
+ * re-entrant for the same conn (callbacks must not call back into it).
+ *
+ * The same code serves two wire modes selected per connection:
+ * MRC_MODE_METAROCE (multipath, SACK, selective retransmission) and
+ * MRC_MODE_ROCEV2 (IBTA RC: BTH/RETH/AETH, one path, go-back-N).
+ */
+#ifndef METAROCE_CORE_H
+#define METAROCE_CORE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Compile-time capacities: they size struct mrc_conn. */
+#define MRC_MAX_PATHS		16	/* paths (planes x entropies) per conn */
+#define MRC_MAX_WINDOW		512	/* packets in flight / receive window */
+#define MRC_MAX_SQ		128	/* outstanding send WRs */
+#define MRC_MAX_RQ		128	/* posted receive WRs */
+#define MRC_MIN_MTU		256
+#define MRC_MAX_MTU		4096
+
+/*
+ * Largest datagram payload mrc_next_packet() can produce for a given MTU
+ * (payload bytes per packet): headers + payload + 4-byte CRC trailer.
+ * A buffer of MRC_MAX_PKT_LEN(cfg.mtu) bytes is always large enough.
+ */
+#define MRC_MAX_HDR_LEN		176
+#define MRC_MAX_PKT_LEN(mtu)	((mtu) + MRC_MAX_HDR_LEN)
+
+enum mrc_mode {
+	MRC_MODE_METAROCE = 0,	/* multipath, SACK, selective retransmit */
+	MRC_MODE_ROCEV2 = 1,	/* IBTA RC on the wire, go-back-N */
+};
+
+/* Work request / completion opcodes. */
+enum mrc_opcode {
+	MRC_OP_SEND = 0,
+	MRC_OP_RDMA_WRITE = 1,
+	MRC_OP_RECV = 2,	/* completions only */
+};
+
+/* Completion status; values equal enum ibv_wc_status. */
+enum mrc_wc_status {
+	MRC_WC_SUCCESS = 0,
+	MRC_WC_LOC_LEN_ERR = 1,
+	MRC_WC_WR_FLUSH_ERR = 5,
+	MRC_WC_REM_INV_REQ_ERR = 9,
+	MRC_WC_REM_ACCESS_ERR = 10,
+	MRC_WC_RETRY_EXC_ERR = 12,
+	MRC_WC_RNR_RETRY_EXC_ERR = 13,
+};
+
+enum mrc_path_state {
+	MRC_PATH_UP = 0,	/* usable, carries data */
+	MRC_PATH_FAILED = 1,	/* declared dead by timeouts; probed */
+	MRC_PATH_ADMIN_DOWN = 2,	/* disabled by mrc_path_set_state() */
+};
+
+struct mrc_config {
+	uint32_t mode;		/* enum mrc_mode */
+	uint32_t local_qpn;	/* 24 bit */
+	uint32_t remote_qpn;	/* 24 bit */
+	uint32_t mtu;		/* payload bytes per packet, MIN..MAX_MTU */
+	uint32_t num_paths;	/* 1..MRC_MAX_PATHS; ROCEV2 uses path 0 */
+	uint32_t window;	/* max packets in flight (BDP cap), 1..MAX_WINDOW */
+	uint32_t local_psn;	/* first PSN we send (24 bit) */
+	uint32_t remote_psn;	/* first PSN the peer sends (24 bit) */
+	uint32_t retry_cnt;	/* retransmissions per packet before RETRY_EXC */
+	uint32_t rnr_retry;	/* RNR retries per message, 7 = infinite */
+	uint32_t path_fail_ptos; /* consecutive PTOs that fail a path */
+	uint32_t init_cwnd;	/* per-path initial window, packets */
+	uint32_t max_cwnd;	/* per-path window cap, packets */
+	uint32_t ack_every;	/* ACK after this many in-order packets */
+	uint64_t initial_rtt_ns; /* RTT assumed before the first sample */
+	uint64_t granularity_ns; /* timer granularity (PTO floor term) */
+	uint64_t max_ack_delay_ns; /* receiver's delayed-ACK bound */
+	uint64_t probe_interval_ns; /* probe period of a failed path */
+	uint64_t rnr_timer_ns;	/* wait after an RNR NAK */
+	uint64_t rto_ns;	/* ROCEV2 mode: fixed retransmission timeout */
+};
+
+/* Callbacks into the owner of the payload memory.  Return 0 or -errno. */
+struct mrc_callbacks {
+	/* Copy len bytes of send WR wr_id, starting at offset, into dst. */
+	int (*read_payload)(void *user, uint64_t wr_id, uint32_t offset,
+			    void *dst, uint32_t len);
+	/*
+	 * Place len received bytes of an incoming SEND at offset of the
+	 * receive WR recv_wr_id (bounds already checked against its length).
+	 */
+	int (*place_send)(void *user, uint64_t recv_wr_id, uint32_t offset,
+			  const void *src, uint32_t len);
+	/*
+	 * Place len bytes of an incoming RDMA WRITE at remote address raddr
+	 * under rkey.  The caller validates rkey/range; an error makes the
+	 * core answer with a remote access NAK.
+	 */
+	int (*place_write)(void *user, uint32_t rkey, uint64_t raddr,
+			   const void *src, uint32_t len);
+};
+
+struct mrc_send_wr {
+	uint64_t wr_id;
+	uint32_t opcode;	/* MRC_OP_SEND or MRC_OP_RDMA_WRITE */
+	uint32_t length;	/* bytes; payload comes from read_payload() */
+	uint32_t rkey;		/* RDMA WRITE only */
+	uint64_t remote_addr;	/* RDMA WRITE only */
+};
+
+struct mrc_completion {
+	uint64_t wr_id;
+	uint32_t byte_len;	/* RECV: bytes received; others: WR length */
+	uint8_t opcode;		/* enum mrc_opcode */
+	uint8_t status;		/* enum mrc_wc_status */
+};
+
+struct mrc_path_stats {
+	uint64_t tx_data;	/* data packets sent (incl. retransmissions) */
+	uint64_t tx_retrans;	/* of which retransmissions */
+	uint64_t tx_ctrl;	/* ACK/NAK/probe packets sent */
+	uint64_t rx_packets;	/* valid packets received */
+	uint64_t lost;		/* packets declared lost on this path */
+	uint64_t ptos;		/* probe timeouts */
+	uint64_t ecn_marks;	/* acked packets that were CE-marked */
+	uint64_t srtt_ns;
+	uint64_t rttvar_ns;
+	uint32_t cwnd;		/* packets */
+	uint32_t in_flight;	/* packets */
+	uint32_t state;		/* enum mrc_path_state */
+};
+
+struct mrc_conn_stats {
+	uint64_t tx_data;	/* data packets sent, all paths */
+	uint64_t tx_retrans;
+	uint64_t tx_ctrl;
+	uint64_t rx_data;	/* data packets accepted (first copy) */
+	uint64_t rx_dup;	/* duplicate data packets suppressed */
+	uint64_t rx_ctrl;	/* ACK/NAK/probe packets accepted */
+	uint64_t rx_bad_crc;	/* dropped: integrity check failed */
+	uint64_t rx_malformed;	/* dropped: bad length/version/opcode */
+	uint64_t rx_wrong_qpn;	/* dropped: not for this QP */
+	uint64_t rx_out_of_window; /* dropped: PSN beyond receive window */
+	uint64_t rx_no_recv_wr;	/* SEND dropped: no receive posted (RNR) */
+	uint64_t rx_place_err;	/* callback refused placement */
+	uint64_t seq_naks;	/* ROCEV2: sequence-error NAKs sent */
+	uint64_t msgs_sent;	/* send WRs completed successfully */
+	uint64_t msgs_received;	/* receive WRs completed successfully */
+	uint64_t bytes_sent;	/* bytes of completed send WRs */
+	uint64_t bytes_received; /* bytes of completed receive WRs */
+	uint32_t in_error;	/* 1 once the QP entered the error state */
+};
+
+struct mrc_conn;
+
+/* Fill cfg with defaults for mode (QPNs/PSNs zero: set them). */
+void mrc_config_default(struct mrc_config *cfg, enum mrc_mode mode);
+
+/* Bytes the caller must allocate for one connection. */
+size_t mrc_conn_size(void);
+
+/* -EINVAL if cfg is out of range or a callback is missing. */
+int mrc_conn_init(struct mrc_conn *conn, const struct mrc_config *cfg,
+		  const struct mrc_callbacks *cb, void *user, uint64_t now);
+
+/* -ENOSPC: send queue full; -EINVAL: bad WR; -EIO: QP in error. */
+int mrc_post_send(struct mrc_conn *conn, const struct mrc_send_wr *wr,
+		  uint64_t now);
+
+/* -ENOSPC: receive queue full; -EIO: QP in error. */
+int mrc_post_recv(struct mrc_conn *conn, uint64_t wr_id, uint32_t length);
+
+/*
+ * Process one received datagram payload.  Invalid packets are counted in
+ * struct mrc_conn_stats and dropped: -EBADMSG (CRC), -EPROTO (malformed),
+ * -ENXIO (wrong QPN), -ERANGE (outside the window).  Duplicates return 0.
+ */
+int mrc_recv_packet(struct mrc_conn *conn, const void *pkt, size_t len,
+		    unsigned int path, uint64_t now);
+
+/*
+ * Build the next packet to send into buf.  Returns its length and sets
+ * *path, 0 if nothing may be sent now, -ENOBUFS if cap is too small
+ * (use MRC_MAX_PKT_LEN(mtu)), or an error from read_payload().
+ */
+int mrc_next_packet(struct mrc_conn *conn, void *buf, size_t cap,
+		    unsigned int *path, uint64_t now);
+
+/* Earliest time mrc_handle_timeout() has work; UINT64_MAX if none. */
+uint64_t mrc_next_deadline(const struct mrc_conn *conn);
+
+/* Run timers that expired at or before now. */
+void mrc_handle_timeout(struct mrc_conn *conn, uint64_t now);
+
+/* Returns 1 and fills out, or 0 if no completion is pending. */
+int mrc_poll_completion(struct mrc_conn *conn, struct mrc_completion *out);
+
+/*
+ * Administrative path control (e.g. a plane known to be down).  up=0 stops
+ * all use of the path and retransmits its in-flight packets elsewhere;
+ * up=1 readmits it.  -EINVAL for a bad path index.
+ */
+int mrc_path_set_state(struct mrc_conn *conn, unsigned int path, int up,
+		       uint64_t now);
+
+void mrc_get_stats(const struct mrc_conn *conn, struct mrc_conn_stats *out);
+int mrc_get_path_stats(const struct mrc_conn *conn, unsigned int path,
+		       struct mrc_path_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* METAROCE_CORE_H */
