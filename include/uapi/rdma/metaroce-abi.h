@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR Linux-OpenIB) */
+/*
+ * User <-> kernel ABI of the MetaRoCE RDMA device (rdma_metaroce.ko and the
+ * libibverbs provider libmetaroce).
+ *
+ * The structures here are the driver-private tails of the uverbs command
+ * responses: the kernel copies min(sizeof(resp), udata->outlen) bytes, so a
+ * provider built against an older, shorter version of a response keeps
+ * working.  Fields are only ever appended, never reordered, and every
+ * structure is a multiple of 8 bytes with explicit padding so that i386 and
+ * x86_64 userspace see the same layout.
+ *
+ * Provider matching: the driver id is RDMA_DRIVER_UNKNOWN (an out-of-tree
+ * module cannot allocate one), so the provider recognises a MetaRoCE device
+ * by the read-only sysfs attribute
+ *	/sys/class/infiniband/<ibdev>/metaroce_abi_version
+ * which holds METAROCE_UVERBS_ABI_VERSION as a decimal number followed by a
+ * newline.  The same number is the device's uverbs ABI version, i.e. the
+ * content of /sys/class/infiniband_verbs/uverbs<N>/abi_version, which
+ * libibverbs compares against verbs_device_ops.match_{min,max}_abi_version.
+ */
+#ifndef METAROCE_ABI_USER_H
+#define METAROCE_ABI_USER_H
+
+#include <linux/types.h>
+
+/* Bumped on any incompatible change of the structures below. */
+#define METAROCE_UVERBS_ABI_VERSION 1
+
+/* Name of the sysfs attribute of the ib_device described above. */
+#define METAROCE_SYSFS_ABI_VERSION_ATTR "metaroce_abi_version"
+
+/* Capability bits of metaroce_alloc_ucontext_resp.caps (none yet). */
+enum metaroce_ucontext_cap {
+	METAROCE_UCTX_CAP_NONE = 0,
+};
+
+/* Driver data of IB_USER_VERBS_CMD_GET_CONTEXT; no request data. */
+struct metaroce_alloc_ucontext_resp {
+	__u32 abi_version;	/* METAROCE_UVERBS_ABI_VERSION */
+	__u32 caps;		/* enum metaroce_ucontext_cap bits */
+};
+
+/* Driver data of IB_USER_VERBS_CMD_ALLOC_PD; no request data. */
+struct metaroce_alloc_pd_resp {
+	__u32 pdn;		/* device-unique PD number */
+	__u32 reserved;
+};
+
+#endif /* METAROCE_ABI_USER_H */
