@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Mode-independent part of the core: configuration, work queues,
+ * completions, statistics and dispatch to the MetaRoCE (metaroce.c) or
+ * RoCEv2 go-back-N (rocev2.c) wire engines.
+ */
+#include "mrc_internal.h"
+#include "crc32c.h"
+
+void mrc_config_default(struct mrc_config *cfg, enum mrc_mode mode)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = mode;
+	cfg->mtu = 1024;
+	cfg->num_paths = mode == MRC_MODE_ROCEV2 ? 1 : 4;
+	cfg->window = 128;
+	cfg->retry_cnt = 7;
+	cfg->rnr_retry = MRC_RNR_INFINITE;
+	cfg->path_fail_ptos = 3;
+	cfg->init_cwnd = 16;
+	cfg->max_cwnd = 128;
+	cfg->ack_every = 2;
+	cfg->initial_rtt_ns = 100000;		/* 100 us */
+	cfg->granularity_ns = 10000;		/* 10 us */
+	cfg->max_ack_delay_ns = 10000;		/* 10 us */
+	cfg->probe_interval_ns = 1000000;	/* 1 ms */
+	cfg->rnr_timer_ns = 100000;		/* 100 us */
+	cfg->rto_ns = 1000000;			/* 1 ms, cf. IB timeout 8 */
+}
+
+size_t mrc_conn_size(void)
+{
+	return sizeof(struct mrc_conn);
+}
+
+static int mrc_config_valid(const struct mrc_config *cfg)
+{
+	if (cfg->mode != MRC_MODE_METAROCE && cfg->mode != MRC_MODE_ROCEV2)
+		return 0;
+	if (cfg->mtu < MRC_MIN_MTU || cfg->mtu > MRC_MAX_MTU)
+		return 0;
+	if (cfg->num_paths < 1 || cfg->num_paths > MRC_MAX_PATHS)
+		return 0;
+	if (cfg->window < 1 || cfg->window > MRC_MAX_WINDOW)
+		return 0;
+	if ((cfg->local_qpn | cfg->remote_qpn | cfg->local_psn |
+	     cfg->remote_psn) & ~MRC_PSN_MASK)
+		return 0;
+	if (cfg->init_cwnd < 1 || cfg->max_cwnd < cfg->init_cwnd)
+		return 0;
+	if (cfg->ack_every < 1 || cfg->path_fail_ptos < 1)
+		return 0;
+	if (cfg->retry_cnt > 250 || cfg->rnr_retry > MRC_RNR_INFINITE)
+		return 0;
+	if (!cfg->initial_rtt_ns || !cfg->probe_interval_ns || !cfg->rto_ns)
+		return 0;
+	return 1;
+}
+
+int mrc_conn_init(struct mrc_conn *c, const struct mrc_config *cfg,
+		  const struct mrc_callbacks *cb, void *user, u64 now)
+{
+	unsigned int i;
+
+	if (!c || !cfg || !cb || !cb->read_payload || !cb->place_send ||
+	    !cb->place_write || !mrc_config_valid(cfg))
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	c->cfg = *cfg;
+	if (cfg->mode == MRC_MODE_ROCEV2)
+		c->cfg.num_paths = 1;
+	c->cb = *cb;
+	c->user = user;
+	c->snd_una = cfg->local_psn;
+	c->snd_nxt = cfg->local_psn;
+	c->snd_tx = cfg->local_psn;
+	c->rcv_nxt = cfg->remote_psn;
+	c->rcv_high = cfg->remote_psn;
+	c->loss_time_ns = MRC_U64_MAX;
+	c->gbn_timer_ns = MRC_U64_MAX;
+	for (i = 0; i < c->cfg.num_paths; i++)
+		mrc_mr_path_init(c, &c->path[i]);
+	(void)now;
+	return 0;
+}
+
+int mrc_post_send(struct mrc_conn *c, const struct mrc_send_wr *wr, u64 now)
+{
+	struct mrc_swqe *w;
+
+	(void)now;
+	if (c->in_error)
+		return -EIO;
+	if (wr->opcode != MRC_OP_SEND && wr->opcode != MRC_OP_RDMA_WRITE)
+		return -EINVAL;
+	if (wr->length > 0x7fffffffu)
+		return -EINVAL;
+	if (c->sq_unpolled >= MRC_MAX_SQ)
+		return -ENOSPC;
+	w = &c->sq[c->sq_tail % MRC_MAX_SQ];
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->length = wr->length;
+	w->rkey = wr->rkey;
+	w->raddr = wr->remote_addr;
+	w->msg_id = c->next_msg_id++;
+	if (wr->opcode == MRC_OP_SEND)
+		w->ssn = c->next_ssn++;
+	c->sq_tail++;
+	c->sq_unpolled++;
+	return 0;
+}
+
+int mrc_post_recv(struct mrc_conn *c, u64 wr_id, u32 length)
+{
+	struct mrc_rwqe *r;
+
+	if (c->in_error)
+		return -EIO;
+	if (c->rq_unpolled >= MRC_MAX_RQ)
+		return -ENOSPC;
+	r = &c->rq[c->rq_tail % MRC_MAX_RQ];
+	memset(r, 0, sizeof(*r));
+	r->wr_id = wr_id;
+	r->length = length;
+	c->rq_tail++;
+	c->rq_unpolled++;
+	return 0;
+}
+
+/*
+ * Room is guaranteed: every entry corresponds to a WR counted in
+ * sq_unpolled/rq_unpolled, which are bounded by the queue depths.
+ */
+void mrc_push_cqe(struct mrc_conn *c, u64 wr_id, u32 len, u8 opcode,
+		  u8 status)
+{
+	struct mrc_completion *e = &c->cq[c->cq_tail % MRC_CQ_DEPTH];
+
+	e->wr_id = wr_id;
+	e->byte_len = len;
+	e->opcode = opcode;
+	e->status = status;
+	c->cq_tail++;
+}
+
+int mrc_poll_completion(struct mrc_conn *c, struct mrc_completion *out)
+{
+	if (c->cq_head == c->cq_tail)
+		return 0;
+	*out = c->cq[c->cq_head % MRC_CQ_DEPTH];
+	c->cq_head++;
+	if (out->opcode == MRC_OP_RECV)
+		c->rq_unpolled--;
+	else
+		c->sq_unpolled--;
+	return 1;
+}
+
+/* Complete, in posting order, every send WR whose last PSN is acked. */
+void mrc_complete_sends(struct mrc_conn *c)
+{
+	while (c->sq_head != c->sq_pkt) {
+		struct mrc_swqe *w = &c->sq[c->sq_head % MRC_MAX_SQ];
+
+		if (!mrc_psn_before(w->last_psn, c->snd_una))
+			break;
+		mrc_push_cqe(c, w->wr_id, w->length, w->opcode,
+			     MRC_WC_SUCCESS);
+		c->st.msgs_sent++;
+		c->st.bytes_sent += w->length;
+		c->sq_head++;
+	}
+}
+
+/*
+ * Complete, in posting order, receive WRs whose message is entirely below
+ * rcv_nxt: then it and everything sent before it has been placed.
+ */
+void mrc_complete_recvs(struct mrc_conn *c)
+{
+	while (c->rq_head != c->rq_tail) {
+		struct mrc_rwqe *r = &c->rq[c->rq_head % MRC_MAX_RQ];
+
+		if (!r->has_last || !mrc_psn_before(r->last_psn, c->rcv_nxt))
+			break;
+		mrc_push_cqe(c, r->wr_id, r->msg_len, MRC_OP_RECV,
+			     MRC_WC_SUCCESS);
+		c->st.msgs_received++;
+		c->st.bytes_received += r->msg_len;
+		c->rq_head++;
+		c->rq_base_ssn++;
+	}
+}
+
+/*
+ * Enter the error state (MR-LOSS-009, MR-FC-003): the oldest send WR
+ * completes with send_status, the oldest receive WR with recv_status and
+ * every other WR is flushed.
+ */
+void mrc_conn_fail(struct mrc_conn *c, u8 send_status, u8 recv_status)
+{
+	if (c->in_error)
+		return;
+	c->in_error = 1;
+	c->st.in_error = 1;
+	while (c->sq_head != c->sq_tail) {
+		struct mrc_swqe *w = &c->sq[c->sq_head % MRC_MAX_SQ];
+
+		mrc_push_cqe(c, w->wr_id, w->length, w->opcode, send_status);
+		send_status = MRC_WC_WR_FLUSH_ERR;
+		c->sq_head++;
+	}
+	c->sq_pkt = c->sq_tail;
+	while (c->rq_head != c->rq_tail) {
+		struct mrc_rwqe *r = &c->rq[c->rq_head % MRC_MAX_RQ];
+
+		mrc_push_cqe(c, r->wr_id, 0, MRC_OP_RECV, recv_status);
+		recv_status = MRC_WC_WR_FLUSH_ERR;
+		c->rq_head++;
+	}
+	c->lost_count = 0;
+}
+
+/*
+ * Give the next chunk of the first not fully packetized WR a PSN.
+ * Returns 0 with *psn_out set, or -EAGAIN when there is nothing to send
+ * or the window (MR-FC-001) is full.
+ */
+int mrc_packetize(struct mrc_conn *c, u32 *psn_out)
+{
+	struct mrc_swqe *w;
+	struct mrc_tx_pkt *t;
+	u32 len;
+
+	if (c->sq_pkt == c->sq_tail)
+		return -EAGAIN;
+	if (mrc_psn_diff(c->snd_nxt, c->snd_una) >= c->cfg.window)
+		return -EAGAIN;
+	w = &c->sq[c->sq_pkt % MRC_MAX_SQ];
+	t = mrc_txp(c, c->snd_nxt);
+	len = w->length - w->next_offset;
+	if (len > c->cfg.mtu)
+		len = c->cfg.mtu;
+	memset(t, 0, sizeof(*t));
+	t->offset = w->next_offset;
+	t->len = len;
+	t->sq_idx = c->sq_pkt % MRC_MAX_SQ;
+	if (w->next_offset == 0) {
+		t->flags |= MR_FLAG_FIRST;
+		w->first_psn = c->snd_nxt;
+	}
+	w->next_offset += len;
+	if (w->next_offset == w->length) {
+		t->flags |= MR_FLAG_LAST;
+		w->last_psn = c->snd_nxt;
+		w->packetized = 1;
+		c->sq_pkt++;
+	}
+	*psn_out = c->snd_nxt;
+	c->snd_nxt = mrc_psn_add(c->snd_nxt, 1);
+	return 0;
+}
+
+/* Append the CRC32C trailer (MR-WIRE-006); returns the packet length. */
+int mrc_finish_packet(u8 *buf, size_t len, size_t cap)
+{
+	if (len + MR_CRC_LEN > cap)
+		return -ENOBUFS;
+	mrc_put_be32(buf + len, mrc_crc32c(buf, len));
+	return (int)(len + MR_CRC_LEN);
+}
+
+int mrc_check_crc(const u8 *pkt, size_t len)
+{
+	return mrc_crc32c(pkt, len - MR_CRC_LEN) ==
+	       mrc_get_be32(pkt + len - MR_CRC_LEN);
+}
+
+/*
+ * Note that an ACK is owed for a packet that arrived on path (MR-LOSS-002):
+ * immediately if now_flag (reordering, duplicate, request), else after
+ * ack_every packets or max_ack_delay.
+ */
+void mrc_schedule_ack(struct mrc_conn *c, unsigned int path, int now_flag,
+		      u64 now)
+{
+	if (!c->ack_pending) {
+		c->ack_pending = 1;
+		c->ack_deadline_ns = now + c->cfg.max_ack_delay_ns;
+	}
+	c->ack_path = path;
+	c->ack_unacked++;
+	if (now_flag || c->ack_unacked >= c->cfg.ack_every)
+		c->ack_now = 1;
+}
+
+int mrc_recv_packet(struct mrc_conn *c, const void *pkt, size_t len,
+		    unsigned int path, u64 now)
+{
+	if (path >= c->cfg.num_paths) {
+		c->st.rx_malformed++;
+		return -EINVAL;
+	}
+	if (!pkt || len < MR_BTH_LEN + MR_CRC_LEN) {
+		c->st.rx_malformed++;
+		return -EPROTO;
+	}
+	if (!mrc_check_crc(pkt, len)) {
+		c->st.rx_bad_crc++;
+		return -EBADMSG;
+	}
+	if (c->cfg.mode == MRC_MODE_ROCEV2)
+		return mrc_gbn_recv(c, pkt, len - MR_CRC_LEN, now);
+	return mrc_mr_recv(c, pkt, len - MR_CRC_LEN, path, now);
+}
+
+int mrc_next_packet(struct mrc_conn *c, void *buf, size_t cap,
+		    unsigned int *path, u64 now)
+{
+	if (c->cfg.mode == MRC_MODE_ROCEV2)
+		return mrc_gbn_next(c, buf, cap, path, now);
+	return mrc_mr_next(c, buf, cap, path, now);
+}
+
+uint64_t mrc_next_deadline(const struct mrc_conn *c)
+{
+	if (c->cfg.mode == MRC_MODE_ROCEV2)
+		return mrc_gbn_deadline(c);
+	return mrc_mr_deadline(c);
+}
+
+void mrc_handle_timeout(struct mrc_conn *c, u64 now)
+{
+	if (c->cfg.mode == MRC_MODE_ROCEV2)
+		mrc_gbn_timeout(c, now);
+	else
+		mrc_mr_timeout(c, now);
+}
+
+int mrc_path_set_state(struct mrc_conn *c, unsigned int path, int up,
+		       u64 now)
+{
+	struct mrc_path *p;
+
+	if (path >= c->cfg.num_paths)
+		return -EINVAL;
+	p = &c->path[path];
+	if (!up) {
+		if (p->state != MRC_PATH_ADMIN_DOWN)
+			mrc_mr_path_down(c, p, now);
+		p->state = MRC_PATH_ADMIN_DOWN;
+	} else if (p->state == MRC_PATH_ADMIN_DOWN) {
+		mrc_mr_path_init(c, p);
+	}
+	return 0;
+}
+
+void mrc_get_stats(const struct mrc_conn *c, struct mrc_conn_stats *out)
+{
+	*out = c->st;
+}
+
+int mrc_get_path_stats(const struct mrc_conn *c, unsigned int path,
+		       struct mrc_path_stats *out)
+{
+	const struct mrc_path *p;
+
+	if (path >= c->cfg.num_paths)
+		return -EINVAL;
+	p = &c->path[path];
+	*out = p->st;
+	out->srtt_ns = p->srtt_ns;
+	out->rttvar_ns = p->rttvar_ns;
+	out->cwnd = p->cwnd_q >> MRC_CWND_SHIFT;
+	out->in_flight = p->in_flight;
+	out->state = p->state;
+	return 0;
+}

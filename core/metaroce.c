@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MetaRoCE mode: multipath spraying, per-path RTT/PTO and window, SACK,
+ * RACK-style loss detection and selective retransmission on another live
+ * path, path failure detection by probes.  Normative text: docs/spec.
+ */
+#include "mrc_internal.h"
+
+#define MR_HDR_LEN	16
+#define MR_DATA_LEN	(MR_HDR_LEN + 24)
+#define MR_ACK_LEN	(MR_HDR_LEN + 20)
+#define MR_RANGE_LEN	8
+
+static u32 mrc_cwnd_pkts(const struct mrc_path *p)
+{
+	u32 w = p->cwnd_q >> MRC_CWND_SHIFT;
+
+	return w ? w : 1;
+}
+
+static int mrc_seq_before(u32 a, u32 b)
+{
+	return (int)(a - b) < 0;
+}
+
+void mrc_mr_path_init(struct mrc_conn *c, struct mrc_path *p)
+{
+	struct mrc_path_stats st = p->st;
+
+	memset(p, 0, sizeof(*p));
+	p->st = st;
+	p->srtt_ns = c->cfg.initial_rtt_ns;
+	p->rttvar_ns = c->cfg.initial_rtt_ns / 2;
+	p->cwnd_q = c->cfg.init_cwnd << MRC_CWND_SHIFT;
+	p->ssthresh = c->cfg.max_cwnd;
+	p->state = MRC_PATH_UP;
+}
+
+/* RFC 9002 PTO, doubled per consecutive expiry (MR-LOSS-006). */
+static u64 mrc_pto(const struct mrc_conn *c, const struct mrc_path *p)
+{
+	u64 var = 4 * p->rttvar_ns;
+	u32 shift = p->pto_count;
+
+	if (var < c->cfg.granularity_ns)
+		var = c->cfg.granularity_ns;
+	if (shift > MRC_MAX_PTO_SHIFT)
+		shift = MRC_MAX_PTO_SHIFT;
+	return (p->srtt_ns + var + c->cfg.max_ack_delay_ns) << shift;
+}
+
+/* RFC 6298 / 9002 smoothing in integer arithmetic (MR-PATH-004). */
+static void mrc_rtt_sample(struct mrc_path *p, u64 rtt)
+{
+	u64 dev;
+
+	p->latest_rtt_ns = rtt;
+	if (!p->has_rtt) {
+		p->srtt_ns = rtt;
+		p->rttvar_ns = rtt / 2;
+		p->has_rtt = 1;
+		return;
+	}
+	dev = p->srtt_ns > rtt ? p->srtt_ns - rtt : rtt - p->srtt_ns;
+	p->rttvar_ns = (3 * p->rttvar_ns + dev) / 4;
+	p->srtt_ns = (7 * p->srtt_ns + rtt) / 8;
+}
+
+/* Multiplicative decrease, once per round trip (MR-CC-002). */
+static void mrc_cc_loss(struct mrc_conn *c, struct mrc_path *p,
+			const struct mrc_tx_pkt *t, u64 now)
+{
+	u32 half;
+
+	if (t->sent_ns < p->recovery_start_ns)
+		return;
+	half = mrc_cwnd_pkts(p) / 2;
+	p->ssthresh = half < 2 ? 2 : half;
+	p->cwnd_q = p->ssthresh << MRC_CWND_SHIFT;
+	p->recovery_start_ns = now;
+	(void)c;
+}
+
+/* Slow start below ssthresh, then +1 packet per window (MR-CC-001). */
+static void mrc_cc_ack(struct mrc_conn *c, struct mrc_path *p)
+{
+	u32 max_q = c->cfg.max_cwnd << MRC_CWND_SHIFT;
+
+	if (mrc_cwnd_pkts(p) < p->ssthresh)
+		p->cwnd_q += 1u << MRC_CWND_SHIFT;
+	else
+		p->cwnd_q += (1u << (2 * MRC_CWND_SHIFT)) / p->cwnd_q;
+	if (p->cwnd_q > max_q)
+		p->cwnd_q = max_q;
+}
+
+static void mrc_mark_lost(struct mrc_conn *c, struct mrc_tx_pkt *t,
+			  u64 hold_until, int congestion, u64 now)
+{
+	struct mrc_path *p = &c->path[t->path];
+
+	if (t->state != MRC_TXP_INFLIGHT)
+		return;
+	t->state = MRC_TXP_LOST;
+	t->hold_until_ns = hold_until;
+	p->in_flight--;
+	c->lost_count++;
+	if (congestion) {
+		p->st.lost++;
+		mrc_cc_loss(c, p, t, now);
+	}
+}
+
+/* Retransmit everything in flight on p elsewhere (MR-FAIL-003). */
+void mrc_mr_path_down(struct mrc_conn *c, struct mrc_path *p, u64 now)
+{
+	u32 psn;
+
+	for (psn = c->snd_una; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
+		struct mrc_tx_pkt *t = mrc_txp(c, psn);
+
+		if (t->state == MRC_TXP_INFLIGHT && &c->path[t->path] == p)
+			mrc_mark_lost(c, t, 0, 0, now);
+	}
+}
+
+/*
+ * Weighted spraying (MR-PATH-005): round-robin over live paths that have
+ * window room, so each path's share follows its cwnd/RTT.  avoid is
+ * skipped if any other path qualifies (MR-LOSS-005).  When no path is up,
+ * failed (not administratively down) paths are used one packet at a time,
+ * which doubles as probing (MR-FAIL-004).
+ */
+static int mrc_pick_path(struct mrc_conn *c, int avoid)
+{
+	u32 n = c->cfg.num_paths;
+	u32 i, pass;
+	int any_up = 0;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			u32 k = (c->rr + i) % n;
+			struct mrc_path *p = &c->path[k];
+
+			if (p->state != MRC_PATH_UP)
+				continue;
+			any_up = 1;
+			if (p->in_flight >= mrc_cwnd_pkts(p))
+				continue;
+			if (pass == 0 && (int)k == avoid && n > 1)
+				continue;
+			c->rr = k + 1;
+			return k;
+		}
+	}
+	if (any_up)
+		return -1;
+	for (i = 0; i < n; i++) {
+		u32 k = (c->rr + i) % n;
+		struct mrc_path *p = &c->path[k];
+
+		if (p->state == MRC_PATH_FAILED && !p->in_flight) {
+			c->rr = k + 1;
+			return k;
+		}
+	}
+	return -1;
+}
+
+static void mrc_put_hdr(struct mrc_conn *c, u8 *b, u8 opcode, u8 flags,
+			u32 path, u32 psn, u64 now)
+{
+	b[0] = MR_VERSION << 4 | MR_CAP_SACK;
+	b[1] = opcode;
+	b[2] = flags;
+	b[3] = path;
+	mrc_put_be32(b + 4, c->cfg.remote_qpn);
+	mrc_put_be32(b + 8, psn);
+	mrc_put_be32(b + 12, mrc_ts(now));
+}
+
+static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
+			  u32 path, u64 now)
+{
+	struct mrc_tx_pkt *t = mrc_txp(c, psn);
+	struct mrc_swqe *w = &c->sq[t->sq_idx];
+	struct mrc_path *p = &c->path[path];
+	u8 flags = t->flags;
+	int ret;
+
+	if ((size_t)MR_DATA_LEN + t->len + MR_CRC_LEN > cap)
+		return -ENOBUFS;
+	if (t->tx_count)
+		flags |= MR_FLAG_RETX;
+	if (t->tx_count || (c->sq_pkt == c->sq_tail && c->lost_count == 0))
+		flags |= MR_FLAG_ACK_REQ;
+	mrc_put_hdr(c, b, w->opcode == MRC_OP_SEND ? MR_OPC_SEND : MR_OPC_WRITE,
+		    flags, path, psn, now);
+	mrc_put_be32(b + 16, w->msg_id);
+	mrc_put_be32(b + 20, t->offset);
+	mrc_put_be32(b + 24, w->length);
+	mrc_put_be32(b + 28, w->opcode == MRC_OP_SEND ? w->ssn : w->rkey);
+	mrc_put_be64(b + 32, w->opcode == MRC_OP_SEND ? 0 : w->raddr);
+	if (t->len) {
+		ret = c->cb.read_payload(c->user, w->wr_id, t->offset,
+					 b + MR_DATA_LEN, t->len);
+		if (ret) {
+			/* Keep the packet owed: it is retried later. */
+			if (t->state != MRC_TXP_LOST) {
+				t->state = MRC_TXP_LOST;
+				t->hold_until_ns = 0;
+				c->lost_count++;
+			}
+			return ret;
+		}
+	}
+	if (t->state == MRC_TXP_LOST)
+		c->lost_count--;
+	if (t->tx_count) {
+		p->st.tx_retrans++;
+		c->st.tx_retrans++;
+	}
+	t->state = MRC_TXP_INFLIGHT;
+	t->path = path;
+	t->path_seq = p->next_seq++;
+	t->sent_ns = now;
+	t->tx_count++;
+	p->in_flight++;
+	p->last_send_ns = now;
+	p->st.tx_data++;
+	c->st.tx_data++;
+	return mrc_finish_packet(b, MR_DATA_LEN + t->len, cap);
+}
+
+static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
+			 unsigned int *path, u64 now)
+{
+	u32 psn = c->rcv_nxt, n = 0;
+	size_t len;
+
+	if (MR_ACK_LEN + MR_MAX_SACK_RANGES * MR_RANGE_LEN + MR_CRC_LEN > cap)
+		return -ENOBUFS;
+	mrc_put_hdr(c, b, MR_OPC_ACK, 0, c->ack_path, 0, now);
+	mrc_put_be32(b + 16, c->rcv_nxt);
+	mrc_put_be32(b + 20, c->ack_ts_echo);
+	mrc_put_be32(b + 24, (u32)((now - c->ack_rx_ns) >> MRC_TS_SHIFT));
+	mrc_put_be32(b + 28, c->ack_nak_psn);
+	b[32] = c->ack_echo_path;
+	b[33] = c->ack_syndrome;
+	b[35] = 0;
+	/* SACK ranges of what arrived above the cumulative point. */
+	while (n < MR_MAX_SACK_RANGES && mrc_psn_before(psn, c->rcv_high)) {
+		u32 start;
+
+		while (mrc_psn_before(psn, c->rcv_high) && !mrc_rx_test(c, psn))
+			psn = mrc_psn_add(psn, 1);
+		if (!mrc_psn_before(psn, c->rcv_high))
+			break;
+		start = psn;
+		while (mrc_psn_before(psn, c->rcv_high) && mrc_rx_test(c, psn))
+			psn = mrc_psn_add(psn, 1);
+		mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN, start);
+		mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN + 4, psn);
+		n++;
+	}
+	b[34] = n;
+	len = MR_ACK_LEN + n * MR_RANGE_LEN;
+	*path = c->ack_path;
+	c->ack_pending = 0;
+	c->ack_now = 0;
+	c->ack_unacked = 0;
+	c->ack_syndrome = MR_ACK_OK;
+	c->path[c->ack_path].st.tx_ctrl++;
+	c->st.tx_ctrl++;
+	return mrc_finish_packet(b, len, cap);
+}
+
+static int mrc_build_probe(struct mrc_conn *c, u8 *b, size_t cap, u8 opcode,
+			   u32 path, u64 now)
+{
+	if (MR_ACK_LEN + MR_CRC_LEN > cap)
+		return -ENOBUFS;
+	mrc_put_hdr(c, b, opcode, 0, path, 0, now);
+	memset(b + 16, 0, MR_ACK_LEN - 16);
+	if (opcode == MR_OPC_PROBE_REPLY) {
+		mrc_put_be32(b + 16, c->rcv_nxt);
+		mrc_put_be32(b + 20, c->probe_reply_ts[path]);
+		b[32] = c->probe_reply_echo[path];
+	}
+	c->path[path].st.tx_ctrl++;
+	c->st.tx_ctrl++;
+	return mrc_finish_packet(b, MR_ACK_LEN, cap);
+}
+
+int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
+		u64 now)
+{
+	u32 i, psn;
+	int k;
+
+	/* Control first: it unblocks the peer. */
+	if (c->probe_reply_mask) {
+		for (i = 0; !(c->probe_reply_mask & (1u << i)); i++)
+			;
+		c->probe_reply_mask &= ~(1u << i);
+		*path = i;
+		return mrc_build_probe(c, b, cap, MR_OPC_PROBE_REPLY, i, now);
+	}
+	if (c->ack_pending && (c->ack_now || c->in_error))
+		return mrc_build_ack(c, b, cap, path, now);
+	if (c->in_error)
+		return 0;
+	for (i = 0; i < c->cfg.num_paths; i++) {
+		if (c->path[i].probe_due) {
+			c->path[i].probe_due = 0;
+			*path = i;
+			return mrc_build_probe(c, b, cap, MR_OPC_PROBE, i, now);
+		}
+	}
+	if (c->rnr_until_ns > now)
+		return 0;
+
+	/* Selective retransmission of lost packets, oldest first. */
+	if (c->lost_count) {
+		for (psn = c->snd_una; psn != c->snd_nxt;
+		     psn = mrc_psn_add(psn, 1)) {
+			struct mrc_tx_pkt *t = mrc_txp(c, psn);
+
+			if (t->state != MRC_TXP_LOST || t->hold_until_ns > now)
+				continue;
+			if (t->tx_count > c->cfg.retry_cnt) {
+				mrc_conn_fail(c, MRC_WC_RETRY_EXC_ERR,
+					      MRC_WC_WR_FLUSH_ERR);
+				return 0;
+			}
+			k = mrc_pick_path(c, t->path);
+			if (k < 0)
+				return 0;
+			*path = k;
+			return mrc_build_data(c, b, cap, psn, k, now);
+		}
+	}
+
+	/* New data. */
+	if (MR_DATA_LEN + c->cfg.mtu + MR_CRC_LEN > cap)
+		return -ENOBUFS;
+	if (c->sq_pkt == c->sq_tail ||
+	    mrc_psn_diff(c->snd_nxt, c->snd_una) >= c->cfg.window)
+		return 0;
+	k = mrc_pick_path(c, -1);
+	if (k < 0 || mrc_packetize(c, &psn))
+		return 0;
+	*path = k;
+	return mrc_build_data(c, b, cap, psn, k, now);
+}
+
+/* Acknowledge one PSN (cumulatively or selectively). */
+static void mrc_ack_one(struct mrc_conn *c, u32 psn)
+{
+	struct mrc_tx_pkt *t = mrc_txp(c, psn);
+	struct mrc_path *p = &c->path[t->path];
+
+	if (t->state == MRC_TXP_INFLIGHT) {
+		p->in_flight--;
+	} else if (t->state == MRC_TXP_LOST) {
+		c->lost_count--;
+	} else {
+		return;
+	}
+	t->state = MRC_TXP_ACKED;
+	if (!p->any_acked || mrc_seq_before(p->largest_acked_seq, t->path_seq))
+		p->largest_acked_seq = t->path_seq;
+	p->any_acked = 1;
+	p->pto_count = 0;
+	if (p->state == MRC_PATH_FAILED)
+		mrc_mr_path_init(c, p);	/* data got through: readmit */
+	mrc_cc_ack(c, p);
+}
+
+/*
+ * RACK-style detection per path (MR-LOSS-003/004): a packet is lost when a
+ * packet sent MRC_PKT_THRESHOLD later on the same path was acknowledged,
+ * or when a later one was acknowledged and 9/8 max(srtt, latest_rtt) has
+ * passed since it was sent.  Reordering across paths never counts.
+ */
+static void mrc_detect_lost(struct mrc_conn *c, u64 now)
+{
+	u32 psn;
+
+	c->loss_time_ns = MRC_U64_MAX;
+	for (psn = c->snd_una; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
+		struct mrc_tx_pkt *t = mrc_txp(c, psn);
+		struct mrc_path *p = &c->path[t->path];
+		u64 rtt, thresh;
+
+		if (t->state != MRC_TXP_INFLIGHT || !p->any_acked ||
+		    !mrc_seq_before(t->path_seq, p->largest_acked_seq))
+			continue;
+		rtt = p->srtt_ns > p->latest_rtt_ns ? p->srtt_ns :
+						      p->latest_rtt_ns;
+		thresh = rtt + rtt / 8;
+		if (thresh < c->cfg.granularity_ns)
+			thresh = c->cfg.granularity_ns;
+		if (p->largest_acked_seq - t->path_seq >= MRC_PKT_THRESHOLD ||
+		    t->sent_ns + thresh <= now)
+			mrc_mark_lost(c, t, 0, 1, now);
+		else if (t->sent_ns + thresh < c->loss_time_ns)
+			c->loss_time_ns = t->sent_ns + thresh;
+	}
+}
+
+/* The receiver has no buffer for a SEND: hold SENDs for rnr_timer. */
+static void mrc_handle_rnr(struct mrc_conn *c, u32 nak_psn, u64 now)
+{
+	struct mrc_tx_pkt *t = mrc_txp(c, nak_psn);
+	struct mrc_swqe *w = &c->sq[t->sq_idx];
+	u32 psn, ssn = w->ssn;
+
+	if (c->rnr_until_ns <= now) {
+		w->rnr_count++;
+		if (c->cfg.rnr_retry != MRC_RNR_INFINITE &&
+		    w->rnr_count > c->cfg.rnr_retry) {
+			mrc_conn_fail(c, MRC_WC_RNR_RETRY_EXC_ERR,
+				      MRC_WC_WR_FLUSH_ERR);
+			return;
+		}
+		c->rnr_until_ns = now + c->cfg.rnr_timer_ns;
+	}
+	for (psn = nak_psn; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
+		struct mrc_tx_pkt *u = mrc_txp(c, psn);
+		struct mrc_swqe *v = &c->sq[u->sq_idx];
+
+		if (u->state != MRC_TXP_INFLIGHT || v->opcode != MRC_OP_SEND ||
+		    (int)(v->ssn - ssn) < 0)
+			continue;
+		mrc_mark_lost(c, u, c->rnr_until_ns, 0, now);
+		/* Waiting for a receive buffer is not a transport retry. */
+		u->tx_count--;
+	}
+}
+
+static int mrc_in_flight_psn(const struct mrc_conn *c, u32 psn)
+{
+	return mrc_psn_diff(psn, c->snd_una) < mrc_psn_diff(c->snd_nxt,
+							   c->snd_una);
+}
+
+static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
+{
+	u32 cum = mrc_get_be32(b + 16) & MRC_PSN_MASK;
+	u32 nak_psn = mrc_get_be32(b + 28) & MRC_PSN_MASK;
+	u32 echo_path = b[32], syndrome = b[33], n = b[34], i;
+	u32 outstanding = mrc_psn_diff(c->snd_nxt, c->snd_una);
+
+	if (n > MR_MAX_SACK_RANGES || len != MR_ACK_LEN + n * MR_RANGE_LEN ||
+	    syndrome > MR_ACK_INV_REQ) {
+		c->st.rx_malformed++;
+		return -EPROTO;
+	}
+	if (mrc_psn_diff(cum, c->snd_una) > outstanding &&
+	    !mrc_psn_before(cum, c->snd_una)) {
+		c->st.rx_out_of_window++;
+		return -ERANGE;
+	}
+	c->st.rx_ctrl++;
+	if (echo_path < c->cfg.num_paths) {
+		u64 rtt = (u64)(u32)(mrc_ts(now) - mrc_get_be32(b + 20))
+			  << MRC_TS_SHIFT;
+		u64 delay = (u64)mrc_get_be32(b + 24) << MRC_TS_SHIFT;
+
+		if (delay > c->cfg.max_ack_delay_ns)
+			delay = c->cfg.max_ack_delay_ns;
+		if (rtt > delay)
+			rtt -= delay;
+		mrc_rtt_sample(&c->path[echo_path], rtt);
+		c->path[echo_path].pto_count = 0;
+		c->path[echo_path].st.rx_packets++;
+	}
+	if (!mrc_psn_before(cum, c->snd_una)) {
+		while (c->snd_una != cum) {
+			mrc_ack_one(c, c->snd_una);
+			mrc_txp(c, c->snd_una)->state = MRC_TXP_FREE;
+			c->snd_una = mrc_psn_add(c->snd_una, 1);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		u32 s = mrc_get_be32(b + MR_ACK_LEN + i * MR_RANGE_LEN);
+		u32 e = mrc_get_be32(b + MR_ACK_LEN + i * MR_RANGE_LEN + 4);
+		u32 psn;
+
+		s &= MRC_PSN_MASK;
+		e &= MRC_PSN_MASK;
+		if (mrc_psn_diff(e, s) > MRC_MAX_WINDOW)
+			continue;
+		for (psn = s; psn != e; psn = mrc_psn_add(psn, 1))
+			if (mrc_in_flight_psn(c, psn))
+				mrc_ack_one(c, psn);
+	}
+	mrc_complete_sends(c);
+	if (syndrome != MR_ACK_OK && mrc_in_flight_psn(c, nak_psn)) {
+		if (syndrome == MR_ACK_RNR)
+			mrc_handle_rnr(c, nak_psn, now);
+		else
+			mrc_conn_fail(c, syndrome == MR_ACK_REM_ACCESS ?
+				      MRC_WC_REM_ACCESS_ERR :
+				      MRC_WC_REM_INV_REQ_ERR,
+				      MRC_WC_WR_FLUSH_ERR);
+	}
+	mrc_detect_lost(c, now);
+	return 0;
+}
+
+static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
+			 unsigned int path, u64 now)
+{
+	u32 psn = mrc_get_be32(b + 8);
+	u32 off = mrc_get_be32(b + 20);
+	u32 msg_len = mrc_get_be32(b + 24);
+	u32 rkey_ssn = mrc_get_be32(b + 28);
+	u32 plen = len - MR_DATA_LEN, d;
+	u8 flags = b[2];
+	const u8 *payload = b + MR_DATA_LEN;
+	int first = off == 0;
+	int last = (u64)off + plen == msg_len;
+
+	if (len < MR_DATA_LEN || plen > c->cfg.mtu || psn & ~MRC_PSN_MASK ||
+	    (u64)off + plen > msg_len || first != !!(flags & MR_FLAG_FIRST) ||
+	    last != !!(flags & MR_FLAG_LAST)) {
+		c->st.rx_malformed++;
+		return -EPROTO;
+	}
+	c->ack_ts_echo = mrc_get_be32(b + 12);
+	c->ack_echo_path = b[3];
+	c->ack_rx_ns = now;
+	d = mrc_psn_diff(psn, c->rcv_nxt);
+	if (d >= MRC_PSN_HALF || (d < MRC_MAX_WINDOW && mrc_rx_test(c, psn))) {
+		/* Already placed (MR-LOSS-008): re-ACK so the sender learns. */
+		c->st.rx_dup++;
+		mrc_schedule_ack(c, path, 1, now);
+		return 0;
+	}
+	if (d >= MRC_MAX_WINDOW) {
+		c->st.rx_out_of_window++;
+		return -ERANGE;
+	}
+	if (b[1] == MR_OPC_SEND) {
+		u32 idx = rkey_ssn - c->rq_base_ssn;
+		struct mrc_rwqe *r;
+
+		if (idx >= c->rq_tail - c->rq_head) {
+			c->st.rx_no_recv_wr++;
+			c->ack_syndrome = MR_ACK_RNR;
+			c->ack_nak_psn = psn;
+			mrc_schedule_ack(c, path, 1, now);
+			return 0;
+		}
+		r = &c->rq[(c->rq_head + idx) % MRC_MAX_RQ];
+		if (msg_len > r->length) {
+			c->ack_syndrome = MR_ACK_INV_REQ;
+			c->ack_nak_psn = psn;
+			mrc_schedule_ack(c, path, 1, now);
+			c->rq_head += idx;	/* fail this WR, flush the rest */
+			mrc_conn_fail(c, MRC_WC_WR_FLUSH_ERR,
+				      MRC_WC_LOC_LEN_ERR);
+			return 0;
+		}
+		if (plen && c->cb.place_send(c->user, r->wr_id, off, payload,
+					     plen)) {
+			c->st.rx_place_err++;
+			return -EFAULT;
+		}
+		if (last) {
+			r->last_psn = psn;
+			r->msg_len = msg_len;
+			r->has_last = 1;
+		}
+	} else if (plen) {
+		u64 raddr = mrc_get_be64(b + 32) + off;
+
+		if (c->cb.place_write(c->user, rkey_ssn, raddr, payload, plen)) {
+			c->st.rx_place_err++;
+			c->ack_syndrome = MR_ACK_REM_ACCESS;
+			c->ack_nak_psn = psn;
+			mrc_schedule_ack(c, path, 1, now);
+			mrc_conn_fail(c, MRC_WC_WR_FLUSH_ERR,
+				      MRC_WC_WR_FLUSH_ERR);
+			return 0;
+		}
+	}
+	c->st.rx_data++;
+	c->path[path].st.rx_packets++;
+	mrc_rx_set(c, psn, 1);
+	if (!mrc_psn_before(psn, c->rcv_high))
+		c->rcv_high = mrc_psn_add(psn, 1);
+	while (mrc_rx_test(c, c->rcv_nxt) && c->rcv_nxt != c->rcv_high) {
+		mrc_rx_set(c, c->rcv_nxt, 0);
+		c->rcv_nxt = mrc_psn_add(c->rcv_nxt, 1);
+	}
+	mrc_complete_recvs(c);
+	mrc_schedule_ack(c, path, d != 0 || c->rcv_nxt != c->rcv_high ||
+			 (flags & MR_FLAG_ACK_REQ), now);
+	return 0;
+}
+
+int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
+		unsigned int path, u64 now)
+{
+	u8 echo;
+
+	if (len < MR_HDR_LEN || b[0] >> 4 != MR_VERSION) {
+		c->st.rx_malformed++;
+		return -EPROTO;
+	}
+	if (mrc_get_be32(b + 4) != c->cfg.local_qpn) {
+		c->st.rx_wrong_qpn++;
+		return -ENXIO;
+	}
+	if (c->in_error)
+		return 0;
+	switch (b[1]) {
+	case MR_OPC_SEND:
+	case MR_OPC_WRITE:
+		return mrc_recv_data(c, b, len, path, now);
+	case MR_OPC_ACK:
+		if (len < MR_ACK_LEN)
+			break;
+		return mrc_recv_ack(c, b, len, now);
+	case MR_OPC_PROBE:
+		if (len != MR_ACK_LEN)
+			break;
+		c->st.rx_ctrl++;
+		c->probe_reply_mask |= 1u << path;
+		c->probe_reply_ts[path] = mrc_get_be32(b + 12);
+		c->probe_reply_echo[path] = b[3];
+		return 0;
+	case MR_OPC_PROBE_REPLY:
+		if (len != MR_ACK_LEN)
+			break;
+		echo = b[32];
+		if (echo >= c->cfg.num_paths)
+			break;
+		c->st.rx_ctrl++;
+		if (c->path[echo].state == MRC_PATH_FAILED) {
+			/* Re-admission (MR-FAIL-005). */
+			mrc_mr_path_init(c, &c->path[echo]);
+			mrc_rtt_sample(&c->path[echo],
+				       (u64)(u32)(mrc_ts(now) -
+						  mrc_get_be32(b + 20))
+				       << MRC_TS_SHIFT);
+		}
+		return 0;
+	}
+	c->st.rx_malformed++;
+	return -EPROTO;
+}
+
+u64 mrc_mr_deadline(const struct mrc_conn *c)
+{
+	u64 t = c->loss_time_ns;
+	u32 i;
+
+	if (c->in_error)
+		return c->ack_pending ? 0 : MRC_U64_MAX;
+	if (c->ack_pending && c->ack_deadline_ns < t)
+		t = c->ack_deadline_ns;
+	if (c->rnr_until_ns && c->rnr_until_ns < t)
+		t = c->rnr_until_ns;
+	for (i = 0; i < c->cfg.num_paths; i++) {
+		const struct mrc_path *p = &c->path[i];
+		u64 d;
+
+		if (p->in_flight) {
+			d = p->last_send_ns + mrc_pto(c, p);
+			if (d < t)
+				t = d;
+		}
+		if (p->state == MRC_PATH_FAILED && p->next_probe_ns < t)
+			t = p->next_probe_ns;
+	}
+	return t;
+}
+
+void mrc_mr_timeout(struct mrc_conn *c, u64 now)
+{
+	u32 i, psn;
+
+	if (c->ack_pending && c->ack_deadline_ns <= now)
+		c->ack_now = 1;
+	if (c->in_error)
+		return;
+	if (c->rnr_until_ns && c->rnr_until_ns <= now)
+		c->rnr_until_ns = 0;
+	if (c->loss_time_ns <= now)
+		mrc_detect_lost(c, now);
+	for (i = 0; i < c->cfg.num_paths; i++) {
+		struct mrc_path *p = &c->path[i];
+
+		if (p->in_flight && p->last_send_ns + mrc_pto(c, p) <= now) {
+			/* PTO (MR-LOSS-006): everything on p is presumed lost. */
+			for (psn = c->snd_una; psn != c->snd_nxt;
+			     psn = mrc_psn_add(psn, 1)) {
+				struct mrc_tx_pkt *t = mrc_txp(c, psn);
+
+				if (t->state == MRC_TXP_INFLIGHT &&
+				    t->path == i)
+					mrc_mark_lost(c, t, 0, 1, now);
+			}
+			p->st.ptos++;
+			p->pto_count++;
+			p->cwnd_q = 1u << MRC_CWND_SHIFT;
+			if (p->state == MRC_PATH_UP &&
+			    p->pto_count >= c->cfg.path_fail_ptos) {
+				/* Path failure (MR-FAIL-001). */
+				p->state = MRC_PATH_FAILED;
+				p->next_probe_ns = now;
+			}
+		}
+		if (p->state == MRC_PATH_FAILED && p->next_probe_ns <= now) {
+			p->probe_due = 1;
+			p->next_probe_ns = now + c->cfg.probe_interval_ns;
+		}
+	}
+}

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Private state of one MetaRoCE core connection.  Only the core sources
+ * include this; users see struct mrc_conn as opaque and size it with
+ * mrc_conn_size().
+ */
+#ifndef MRC_INTERNAL_H
+#define MRC_INTERNAL_H
+
+#include "mrc_platform.h"
+#include <metaroce/core.h>
+#include <metaroce/wire.h>
+
+#define MRC_PSN_MASK		0x00ffffffu
+#define MRC_PSN_HALF		0x00800000u
+#define MRC_TS_SHIFT		10	/* wire timestamps: 1024 ns units */
+#define MRC_CWND_SHIFT		10	/* per-path windows are Q10 packets */
+#define MRC_PKT_THRESHOLD	3	/* RFC 9002 kPacketThreshold */
+#define MRC_MAX_PTO_SHIFT	16	/* cap of the exponential backoff */
+#define MRC_RNR_INFINITE	7
+#define MRC_CQ_DEPTH		(MRC_MAX_SQ + MRC_MAX_RQ)
+
+/* 24-bit PSN arithmetic (MR-CONN-003). */
+static inline u32 mrc_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & MRC_PSN_MASK;
+}
+
+/* Distance from b forward to a. */
+static inline u32 mrc_psn_diff(u32 a, u32 b)
+{
+	return (a - b) & MRC_PSN_MASK;
+}
+
+/* a precedes b in the half-space ordering. */
+static inline int mrc_psn_before(u32 a, u32 b)
+{
+	u32 d = mrc_psn_diff(b, a);
+
+	return d != 0 && d < MRC_PSN_HALF;
+}
+
+enum mrc_txp_state {
+	MRC_TXP_FREE = 0,
+	MRC_TXP_INFLIGHT,	/* sent, unacknowledged, counted on its path */
+	MRC_TXP_LOST,		/* waiting for retransmission */
+	MRC_TXP_ACKED,		/* cumulatively or selectively acknowledged */
+};
+
+/* Sender window slot, indexed by PSN % MRC_MAX_WINDOW. */
+struct mrc_tx_pkt {
+	u64 sent_ns;		/* time of the latest transmission */
+	u64 hold_until_ns;	/* LOST: not before this time (RNR) */
+	u32 offset;		/* byte offset in the message */
+	u32 path_seq;		/* per-path transmission number */
+	u16 len;		/* payload bytes */
+	u16 sq_idx;		/* send queue slot of the message */
+	u8 path;		/* path of the latest transmission */
+	u8 state;		/* enum mrc_txp_state */
+	u8 tx_count;		/* transmissions so far */
+	u8 flags;		/* MR_FLAG_FIRST / MR_FLAG_LAST */
+};
+
+struct mrc_swqe {
+	u64 wr_id;
+	u64 raddr;
+	u32 opcode;
+	u32 length;
+	u32 rkey;
+	u32 msg_id;
+	u32 ssn;		/* SEND sequence number (SENDs only) */
+	u32 first_psn;
+	u32 last_psn;
+	u32 next_offset;	/* bytes already packetized */
+	u8 packetized;		/* every packet has a PSN */
+	u8 rnr_count;
+};
+
+struct mrc_rwqe {
+	u64 wr_id;
+	u32 length;
+	u32 msg_len;		/* from the data header */
+	u32 last_psn;		/* PSN of the LAST packet, once seen */
+	u8 has_last;
+};
+
+struct mrc_path {
+	u64 srtt_ns;
+	u64 rttvar_ns;
+	u64 latest_rtt_ns;
+	u64 last_send_ns;	/* PTO is armed from the latest send */
+	u64 recovery_start_ns;	/* one window reduction per round trip */
+	u64 next_probe_ns;	/* FAILED: next probe transmission */
+	u32 cwnd_q;		/* Q10 packets */
+	u32 ssthresh;		/* packets */
+	u32 in_flight;		/* packets INFLIGHT on this path */
+	u32 next_seq;		/* path_seq of the next transmission */
+	u32 largest_acked_seq;
+	u32 pto_count;		/* consecutive PTOs without an ACK */
+	u8 any_acked;		/* largest_acked_seq is valid */
+	u8 has_rtt;
+	u8 state;		/* enum mrc_path_state */
+	u8 probe_due;
+	struct mrc_path_stats st;
+};
+
+struct mrc_conn {
+	struct mrc_config cfg;
+	struct mrc_callbacks cb;
+	void *user;
+	u8 in_error;
+
+	/* ---- requester (sender) ---- */
+	u32 snd_una;		/* oldest unacknowledged PSN */
+	u32 snd_nxt;		/* next PSN to assign */
+	u32 snd_tx;		/* ROCEV2: next PSN to (re)send */
+	u32 lost_count;		/* packets in MRC_TXP_LOST */
+	u32 next_msg_id;
+	u32 next_ssn;
+	u32 rr;			/* spraying cursor */
+	u32 sq_head;		/* oldest incomplete WR */
+	u32 sq_pkt;		/* first WR not fully packetized */
+	u32 sq_tail;		/* next free slot */
+	u32 sq_unpolled;	/* posted WRs whose completion is unpolled */
+	u32 gbn_retries;	/* ROCEV2: timeouts without progress */
+	u32 gbn_rnr_retries;
+	u64 loss_time_ns;	/* earliest time-threshold loss, or U64_MAX */
+	u64 rnr_until_ns;	/* no data before this time */
+	u64 gbn_timer_ns;	/* ROCEV2: retransmission deadline */
+	struct mrc_tx_pkt txw[MRC_MAX_WINDOW];
+	struct mrc_swqe sq[MRC_MAX_SQ];
+
+	/* ---- responder (receiver) ---- */
+	u32 rcv_nxt;		/* every PSN before this is received */
+	u32 rcv_high;		/* one past the highest PSN received */
+	u32 rq_head;
+	u32 rq_tail;
+	u32 rq_unpolled;
+	u32 rq_base_ssn;	/* ssn matched by rq[rq_head] */
+	u32 msn;		/* ROCEV2: completed inbound messages */
+	u32 rx_offset;		/* ROCEV2: next byte of the current message */
+	u32 rx_rkey;		/* ROCEV2: current WRITE */
+	u64 rx_va;
+	u8 rx_in_msg;		/* ROCEV2: 0, or MRC_OP_SEND+1 / WRITE+1 */
+	u8 nak_sent;		/* ROCEV2: sequence NAK outstanding */
+	u64 rxmap[MRC_MAX_WINDOW / 64];
+	struct mrc_rwqe rq[MRC_MAX_RQ];
+
+	/* pending acknowledgement */
+	u8 ack_pending;
+	u8 ack_now;
+	u8 ack_path;		/* path the ACK leaves on */
+	u8 ack_echo_path;
+	u8 ack_syndrome;
+	u32 ack_unacked;	/* packets since the last ACK */
+	u32 ack_ts_echo;
+	u32 ack_nak_psn;
+	u64 ack_rx_ns;		/* arrival of the echoed packet */
+	u64 ack_deadline_ns;
+	u32 probe_reply_mask;	/* paths owing a PROBE_REPLY */
+	u32 probe_reply_ts[MRC_MAX_PATHS];
+	u8 probe_reply_echo[MRC_MAX_PATHS];
+
+	/* completions, in RC order within each queue */
+	u32 cq_head;
+	u32 cq_tail;
+	struct mrc_completion cq[MRC_MAX_SQ + MRC_MAX_RQ];
+
+	struct mrc_path path[MRC_MAX_PATHS];
+	struct mrc_conn_stats st;
+};
+
+static inline struct mrc_tx_pkt *mrc_txp(struct mrc_conn *c, u32 psn)
+{
+	return &c->txw[psn % MRC_MAX_WINDOW];
+}
+
+static inline u32 mrc_ts(u64 now)
+{
+	return (u32)(now >> MRC_TS_SHIFT);
+}
+
+static inline int mrc_rx_test(const struct mrc_conn *c, u32 psn)
+{
+	u32 i = psn % MRC_MAX_WINDOW;
+
+	return (c->rxmap[i / 64] >> (i % 64)) & 1;
+}
+
+static inline void mrc_rx_set(struct mrc_conn *c, u32 psn, int on)
+{
+	u32 i = psn % MRC_MAX_WINDOW;
+
+	if (on)
+		c->rxmap[i / 64] |= 1ull << (i % 64);
+	else
+		c->rxmap[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* conn.c: shared by both modes */
+void mrc_push_cqe(struct mrc_conn *c, u64 wr_id, u32 len, u8 opcode,
+		  u8 status);
+void mrc_conn_fail(struct mrc_conn *c, u8 send_status, u8 recv_status);
+void mrc_complete_sends(struct mrc_conn *c);
+void mrc_complete_recvs(struct mrc_conn *c);
+int mrc_packetize(struct mrc_conn *c, u32 *psn_out);
+int mrc_finish_packet(u8 *buf, size_t len, size_t cap);
+int mrc_check_crc(const u8 *pkt, size_t len);
+void mrc_schedule_ack(struct mrc_conn *c, unsigned int path, int now_flag,
+		      u64 now);
+
+/* metaroce.c */
+int mrc_mr_recv(struct mrc_conn *c, const u8 *p, size_t len,
+		unsigned int path, u64 now);
+int mrc_mr_next(struct mrc_conn *c, u8 *buf, size_t cap, unsigned int *path,
+		u64 now);
+u64 mrc_mr_deadline(const struct mrc_conn *c);
+void mrc_mr_timeout(struct mrc_conn *c, u64 now);
+void mrc_mr_path_down(struct mrc_conn *c, struct mrc_path *p, u64 now);
+void mrc_mr_path_init(struct mrc_conn *c, struct mrc_path *p);
+
+/* rocev2.c */
+int mrc_gbn_recv(struct mrc_conn *c, const u8 *p, size_t len, u64 now);
+int mrc_gbn_next(struct mrc_conn *c, u8 *buf, size_t cap, unsigned int *path,
+		 u64 now);
+u64 mrc_gbn_deadline(const struct mrc_conn *c);
+void mrc_gbn_timeout(struct mrc_conn *c, u64 now);
+
+#endif /* MRC_INTERNAL_H */
