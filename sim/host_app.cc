@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include "host_app.h"
+
+#include <algorithm>
+
+#include "metaroce/wire.h"
+
+using namespace ns3;
+
+namespace metaroce_sim {
+
+/* UDP + IPv4 + PPP framing around the core's datagram, for link timing. */
+constexpr uint32_t WIRE_OVERHEAD = 8 + 20 + 2;
+/* Packets a plane interface may have queued before the pump waits. */
+constexpr uint32_t NIC_QUEUE_PKTS = 2;
+
+static uint32_t qpn_of(uint32_t host, uint32_t peer)
+{
+	return 0x10000u | (host << 8) | peer;
+}
+
+static uint32_t first_psn_of(uint32_t host, uint32_t peer)
+{
+	return (host * 2654435761u + peer * 40503u) & 0xffffff;
+}
+
+static int cb_read_payload(void *user, uint64_t wr_id, uint32_t offset,
+			   void *dst, uint32_t len)
+{
+	Conn *c = static_cast<Conn *>(user);
+	return c->host->read_payload(*c, wr_id, offset, dst, len);
+}
+
+static int cb_place_send(void *user, uint64_t recv_wr_id, uint32_t offset,
+			 const void *src, uint32_t len)
+{
+	Conn *c = static_cast<Conn *>(user);
+	return c->host->place_send(*c, recv_wr_id, offset, src, len);
+}
+
+/* The workloads only SEND; a WRITE arriving here is a core bug. */
+static int cb_place_write(void *, uint32_t, uint64_t, const void *, uint32_t)
+{
+	return -EACCES;
+}
+
+static const struct mrc_callbacks core_callbacks = {
+	cb_read_payload,
+	cb_place_send,
+	cb_place_write,
+};
+
+HostApp::HostApp(Fabric &fabric, uint32_t index, const TransportConfig &tcfg,
+		 Metrics &metrics)
+	: fabric_(fabric), index_(index), tcfg_(tcfg), metrics_(metrics),
+	  plane_busy_until_(fabric.config().planes, 0),
+	  buf_(MRC_MAX_PKT_LEN(tcfg.mtu))
+{
+}
+
+uint32_t HostApp::num_paths() const
+{
+	if (tcfg_.mode == MRC_MODE_ROCEV2)
+		return 1;
+	return std::min<uint32_t>(fabric_.config().planes * tcfg_.entropies,
+				  MRC_MAX_PATHS);
+}
+
+void HostApp::path_to_wire(const Conn &c, unsigned int path, uint32_t &plane,
+			   uint32_t &entropy) const
+{
+	uint32_t planes = fabric_.config().planes;
+
+	plane = (path + c.rotation) % planes;
+	entropy = path / planes;
+}
+
+unsigned int HostApp::wire_to_path(const Conn &c, uint32_t plane,
+				   uint32_t entropy) const
+{
+	uint32_t planes = fabric_.config().planes;
+
+	return entropy * planes + (plane + planes - c.rotation) % planes;
+}
+
+uint64_t HostApp::now_ns() const
+{
+	return Simulator::Now().GetNanoSeconds();
+}
+
+Conn &HostApp::conn_to(uint32_t peer)
+{
+	auto it = conns_.find(peer);
+	if (it != conns_.end())
+		return it->second;
+
+	Conn &c = conns_[peer];
+	c.host = this;
+	c.peer = peer;
+	c.rotation = (index_ + peer) % fabric_.config().planes;
+	size_t words = (mrc_conn_size() + 7) / 8;
+	c.mem.reset(new uint64_t[words]);
+
+	struct mrc_config cfg;
+	mrc_config_default(&cfg, tcfg_.mode);
+	cfg.local_qpn = qpn_of(index_, peer);
+	cfg.remote_qpn = qpn_of(peer, index_);
+	cfg.local_psn = first_psn_of(index_, peer);
+	cfg.remote_psn = first_psn_of(peer, index_);
+	cfg.mtu = tcfg_.mtu;
+	cfg.num_paths = num_paths();
+	if (tcfg_.window)
+		cfg.window = tcfg_.window;
+	int ret = mrc_conn_init(c.core(), &cfg, &core_callbacks, &c, now_ns());
+	NS_ABORT_MSG_IF(ret, "mrc_conn_init failed: " << ret);
+	return c;
+}
+
+void HostApp::expect(uint32_t flow_id)
+{
+	Conn &c = conn_to(metrics_.flows[flow_id].src);
+
+	c.recvs.push_back(flow_id);
+	post_pending(c);
+}
+
+void HostApp::start_flow(uint32_t flow_id)
+{
+	Flow &f = metrics_.flows[flow_id];
+	Conn &c = conn_to(f.dst);
+
+	f.start_ns = now_ns();
+	c.send_backlog.push_back(flow_id);
+	post_pending(c);
+	after_core_call(c);
+}
+
+/* Keep the core's send and receive queues as full as it accepts. */
+void HostApp::post_pending(Conn &c)
+{
+	while (c.recvs_posted < c.recvs.size()) {
+		const Flow &f = metrics_.flows[c.recvs[c.recvs_posted]];
+		if (mrc_post_recv(c.core(), c.recvs_posted, f.bytes) < 0)
+			break;
+		c.recvs_posted++;
+	}
+	while (!c.send_backlog.empty()) {
+		uint32_t id = c.send_backlog.front();
+		struct mrc_send_wr wr = {};
+		wr.wr_id = c.sends.size();
+		wr.opcode = MRC_OP_SEND;
+		wr.length = metrics_.flows[id].bytes;
+		if (mrc_post_send(c.core(), &wr, now_ns()) < 0)
+			break;
+		c.sends.push_back(id);
+		c.send_backlog.pop_front();
+	}
+}
+
+int HostApp::read_payload(Conn &c, uint64_t wr_id, uint32_t offset, void *dst,
+			  uint32_t len)
+{
+	if (wr_id >= c.sends.size())
+		return -EINVAL;
+	uint8_t *out = static_cast<uint8_t *>(dst);
+	for (uint32_t i = 0; i < len; i++)
+		out[i] = pattern_byte(index_, c.peer, wr_id, offset + i);
+	return 0;
+}
+
+int HostApp::place_send(Conn &c, uint64_t wr_id, uint32_t offset,
+			const void *src, uint32_t len)
+{
+	if (wr_id >= c.recvs_posted ||
+	    offset + static_cast<uint64_t>(len) >
+		    metrics_.flows[c.recvs[wr_id]].bytes) {
+		metrics_.placements_out_of_range++;
+		return -EINVAL;
+	}
+	const uint8_t *in = static_cast<const uint8_t *>(src);
+	for (uint32_t i = 0; i < len; i++)
+		if (in[i] != pattern_byte(c.peer, index_, wr_id, offset + i))
+			metrics_.bytes_corrupted++;
+	metrics_.count_placed(now_ns(), len);
+	return 0;
+}
+
+void HostApp::drain_completions(Conn &c)
+{
+	struct mrc_completion wc;
+
+	while (mrc_poll_completion(c.core(), &wc) == 1) {
+		uint32_t id;
+		if (wc.opcode == MRC_OP_RECV) {
+			if (wc.wr_id >= c.recvs_posted)
+				continue;
+			id = c.recvs[wc.wr_id];
+		} else {
+			if (wc.wr_id >= c.sends.size())
+				continue;
+			id = c.sends[wc.wr_id];
+		}
+		Flow &f = metrics_.flows[id];
+		if (wc.status != MRC_WC_SUCCESS) {
+			metrics_.completion_errors++;
+			if (!f.status)
+				f.status = wc.status;
+			continue;
+		}
+		if (wc.opcode != MRC_OP_RECV) {
+			f.sent_ns = now_ns();
+			continue;
+		}
+		f.done_ns = now_ns();
+		metrics_.bytes_delivered += wc.byte_len;
+		metrics_.flows_done++;
+		if (metrics_.flow_delivered)
+			metrics_.flow_delivered(id);
+	}
+	post_pending(c);
+}
+
+void HostApp::rearm_timer(Conn &c)
+{
+	uint64_t deadline = mrc_next_deadline(c.core());
+	if (deadline != c.timer_at) {
+		c.timer.Cancel();
+		c.timer_at = deadline;
+		if (deadline != UINT64_MAX) {
+			uint64_t now = now_ns();
+			uint64_t delay = deadline > now ? deadline - now : 0;
+			c.timer = Simulator::Schedule(NanoSeconds(delay),
+						      &HostApp::on_timer, this, &c);
+		}
+	}
+}
+
+/* Collect completions, re-arm the connection's timer and let it transmit. */
+void HostApp::after_core_call(Conn &c)
+{
+	drain_completions(c);
+	rearm_timer(c);
+	if (!c.active) {
+		c.active = true;
+		active_.push_back(&c);
+	}
+	if (started_)
+		pump();
+}
+
+void HostApp::on_timer(Conn *c)
+{
+	c->timer_at = UINT64_MAX;
+	mrc_handle_timeout(c->core(), now_ns());
+	after_core_call(*c);
+}
+
+void HostApp::StartApplication()
+{
+	uint32_t planes = fabric_.config().planes;
+	uint16_t dport = tcfg_.mode == MRC_MODE_ROCEV2 ? ROCE_UDP_PORT
+						      : MR_UDP_PORT;
+	TypeId udp = UdpSocketFactory::GetTypeId();
+
+	for (uint32_t p = 0; p < planes; p++) {
+		Ipv4Address a = fabric_.address(index_, p);
+		Ptr<Socket> rx = Socket::CreateSocket(GetNode(), udp);
+		NS_ABORT_MSG_IF(rx->Bind(InetSocketAddress(a, dport)),
+				"bind failed");
+		rx->SetRecvCallback(MakeCallback(&HostApp::receive, this, p));
+		rx_socks_.push_back(rx);
+		for (uint32_t e = 0; e < tcfg_.entropies; e++) {
+			Ptr<Socket> tx = Socket::CreateSocket(GetNode(), udp);
+			NS_ABORT_MSG_IF(
+				tx->Bind(InetSocketAddress(a, ENTROPY_PORT_BASE + e)),
+				"bind failed");
+			/* ECT(0), so RED marks instead of dropping. */
+			tx->SetIpTos(0x02);
+			tx_socks_.push_back(tx);
+		}
+	}
+	started_ = true;
+	pump();
+}
+
+void HostApp::StopApplication()
+{
+	started_ = false;
+	pump_event_.Cancel();
+	for (auto &kv : conns_)
+		kv.second.timer.Cancel();
+	for (auto &s : rx_socks_)
+		s->Close();
+	for (auto &s : tx_socks_)
+		s->Close();
+}
+
+void HostApp::receive(uint32_t plane, Ptr<Socket> sock)
+{
+	Address from;
+	Ptr<Packet> pkt;
+
+	while ((pkt = sock->RecvFrom(from))) {
+		InetSocketAddress src = InetSocketAddress::ConvertFrom(from);
+		uint32_t peer = (src.GetIpv4().Get() >> 8) & 0xff;
+		uint32_t entropy = src.GetPort() - ENTROPY_PORT_BASE;
+		auto it = conns_.find(peer);
+		uint32_t len = pkt->GetSize();
+		if (it == conns_.end() || entropy >= tcfg_.entropies ||
+		    len > buf_.size()) {
+			metrics_.rx_unmatched++;
+			continue;
+		}
+		Conn &c = it->second;
+		pkt->CopyData(buf_.data(), len);
+		unsigned int path = wire_to_path(c, plane, entropy);
+		if (path >= num_paths()) {
+			metrics_.rx_unmatched++;
+			continue;
+		}
+		mrc_recv_packet(c.core(), buf_.data(), len, path, now_ns());
+		after_core_call(c);
+	}
+}
+
+/*
+ * Transmit for active connections in turn, one packet each, until they have
+ * nothing more or the plane just used has NIC_QUEUE_PKTS queued; then wait
+ * until that plane drains.
+ */
+void HostApp::pump()
+{
+	/* Waiting for a plane to drain: transmitting now would overfill it. */
+	if (pump_event_.IsRunning())
+		return;
+
+	uint64_t now = now_ns();
+	double ns_per_byte = 1e9 / fabric_.link_bytes_per_sec();
+	uint64_t slack = NIC_QUEUE_PKTS *
+		static_cast<uint64_t>((tcfg_.mtu + MRC_MAX_HDR_LEN + WIRE_OVERHEAD) *
+				      ns_per_byte);
+
+	while (!active_.empty()) {
+		Conn *c = active_.front();
+		unsigned int path = 0;
+		int n = mrc_next_packet(c->core(), buf_.data(), buf_.size(),
+					&path, now);
+		active_.pop_front();
+		if (n <= 0 || path >= num_paths()) {
+			if (n < 0 || path >= num_paths())
+				metrics_.core_tx_errors++;
+			c->active = false;
+			rearm_timer(*c);
+			continue;
+		}
+		active_.push_back(c);
+		rearm_timer(*c);
+
+		uint32_t plane, entropy;
+		path_to_wire(*c, path, plane, entropy);
+		uint16_t dport = tcfg_.mode == MRC_MODE_ROCEV2 ? ROCE_UDP_PORT
+							      : MR_UDP_PORT;
+		tx_socks_[plane * tcfg_.entropies + entropy]->SendTo(
+			Create<Packet>(buf_.data(), n), 0,
+			InetSocketAddress(fabric_.address(c->peer, plane), dport));
+		tx_packets_++;
+
+		uint64_t &busy = plane_busy_until_[plane];
+		busy = std::max(busy, now) +
+		       static_cast<uint64_t>((n + WIRE_OVERHEAD) * ns_per_byte);
+		if (busy > now + slack) {
+			pump_event_ = Simulator::Schedule(
+				NanoSeconds(busy - now - slack), &HostApp::pump, this);
+			return;
+		}
+	}
+}
+
+void HostApp::add_stats(struct mrc_conn_stats &sum) const
+{
+	for (const auto &kv : conns_) {
+		struct mrc_conn_stats s;
+		mrc_get_stats(const_cast<Conn &>(kv.second).core(), &s);
+		sum.tx_data += s.tx_data;
+		sum.tx_retrans += s.tx_retrans;
+		sum.tx_ctrl += s.tx_ctrl;
+		sum.rx_data += s.rx_data;
+		sum.rx_dup += s.rx_dup;
+		sum.rx_ctrl += s.rx_ctrl;
+		sum.rx_bad_crc += s.rx_bad_crc;
+		sum.rx_malformed += s.rx_malformed;
+		sum.rx_out_of_window += s.rx_out_of_window;
+		sum.rx_no_recv_wr += s.rx_no_recv_wr;
+		sum.in_error += s.in_error;
+	}
+}
+
+} // namespace metaroce_sim
