@@ -50,9 +50,11 @@ bool match_device(struct verbs_sysfs_dev *sysfs_dev) noexcept
 					METAROCE_SYSFS_ABI_VERSION_ATTR);
 	if (len <= 0)
 		return false;
-	/* ibv_read_sysfs_file() NUL-terminates and strips nothing. */
-	if (!parse_abi_version(std::string_view(buf, std::strlen(buf)),
-			       &version)) {
+	/*
+	 * ibv_read_sysfs_file() has NUL-terminated buf and dropped one
+	 * trailing newline, or failed if the content did not fit.
+	 */
+	if (!parse_abi_version(std::string_view(buf, len), &version)) {
 		std::fprintf(stderr,
 			     "metaroce: %s: unparsable %s '%s', ignoring device\n",
 			     sysfs_dev->ibdev_name,

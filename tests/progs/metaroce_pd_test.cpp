@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Guest test of the MetaRoCE provider through the public libibverbs API:
+ * open the device, query it, allocate and free protection domains, and check
+ * the error paths.  Whether a PD really exists in the kernel is checked
+ * independently of libibverbs, by counting the device's PDs in the kernel's
+ * resource tracker (`rdma resource show pd dev <name>`).
+ *
+ *   metaroce_pd_test [--device NAME] [--count N] [--rounds R]
+ *
+ * Prints "FAIL: ..." lines and exits 1 on any failed check; prints
+ * measurements as "metric <name> <value> <unit>" lines; exits 0 otherwise.
+ */
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <infiniband/verbs.h>
+
+namespace {
+
+int failures;
+
+#define CHECK(cond, ...)                                                      \
+	do {                                                                  \
+		if (!(cond)) {                                                \
+			std::printf("FAIL: %s:%d: %s: ", __FILE__, __LINE__,   \
+				    #cond);                                   \
+			std::printf(__VA_ARGS__);                             \
+			std::printf("\n");                                    \
+			failures++;                                           \
+		}                                                             \
+	} while (0)
+
+/* PDs of the device in the kernel's resource tracker, -1 if unreadable. */
+long kernel_pd_count(const std::string &dev)
+{
+	std::string cmd = "rdma resource show pd dev " + dev + " 2>/dev/null";
+	FILE *p = popen(cmd.c_str(), "r");
+	char line[512];
+	long n = 0;
+
+	if (!p)
+		return -1;
+	/* One "dev <name> ..." line per PD. */
+	while (std::fgets(line, sizeof(line), p))
+		if (std::strncmp(line, "dev ", 4) == 0)
+			n++;
+	return pclose(p) == 0 ? n : -1;
+}
+
+ibv_context *open_by_name(const std::string &name)
+{
+	int num = 0;
+	ibv_device **list = ibv_get_device_list(&num);
+	ibv_context *ctx = nullptr;
+
+	if (!list) {
+		std::printf("FAIL: ibv_get_device_list: %s\n", std::strerror(errno));
+		failures++;
+		return nullptr;
+	}
+	for (int i = 0; i < num; i++) {
+		if (name == ibv_get_device_name(list[i])) {
+			ctx = ibv_open_device(list[i]);
+			CHECK(ctx, "ibv_open_device(%s): %s", name.c_str(),
+			      std::strerror(errno));
+			break;
+		}
+	}
+	if (!ctx && failures == 0) {
+		std::printf("FAIL: no device %s among %d\n", name.c_str(), num);
+		failures++;
+	}
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+void check_queries(ibv_context *ctx, uint32_t *max_pd)
+{
+	ibv_device_attr_ex attr = {};
+	ibv_port_attr port = {};
+	int ret;
+
+	ret = ibv_query_device_ex(ctx, nullptr, &attr);
+	CHECK(ret == 0, "ibv_query_device_ex: %s", std::strerror(ret));
+	CHECK(attr.orig_attr.phys_port_cnt >= 1, "phys_port_cnt %u",
+	      attr.orig_attr.phys_port_cnt);
+	CHECK(attr.orig_attr.max_pd > 0, "max_pd %d", attr.orig_attr.max_pd);
+	*max_pd = attr.orig_attr.max_pd > 0 ? attr.orig_attr.max_pd : 0;
+
+	ret = ibv_query_port(ctx, 1, &port);
+	CHECK(ret == 0, "ibv_query_port(1): %s", std::strerror(ret));
+	CHECK(port.state == IBV_PORT_ACTIVE, "port 1 state %s",
+	      ibv_port_state_str(port.state));
+	CHECK(port.link_layer == IBV_LINK_LAYER_ETHERNET, "link_layer %u",
+	      port.link_layer);
+
+	/* Ports are numbered from 1; the kernel must refuse the others. */
+	ret = ibv_query_port(ctx, 0, &port);
+	CHECK(ret != 0, "ibv_query_port(0) succeeded");
+	ret = ibv_query_port(ctx, attr.orig_attr.phys_port_cnt + 1, &port);
+	CHECK(ret != 0, "ibv_query_port(%u) succeeded",
+	      attr.orig_attr.phys_port_cnt + 1);
+}
+
+void check_pds(ibv_context *ctx, const std::string &dev, unsigned count)
+{
+	long base = kernel_pd_count(dev);
+	std::vector<ibv_pd *> pds;
+	std::set<uint32_t> handles;
+
+	CHECK(base >= 0, "cannot read the kernel's PDs of %s", dev.c_str());
+	for (unsigned i = 0; i < count; i++) {
+		ibv_pd *pd = ibv_alloc_pd(ctx);
+
+		CHECK(pd, "ibv_alloc_pd #%u: %s", i, std::strerror(errno));
+		if (!pd)
+			break;
+		CHECK(pd->context == ctx, "PD #%u has the wrong context", i);
+		handles.insert(pd->handle);
+		pds.push_back(pd);
+	}
+	CHECK(handles.size() == pds.size(), "%zu distinct handles for %zu PDs",
+	      handles.size(), pds.size());
+	CHECK(kernel_pd_count(dev) == base + static_cast<long>(pds.size()),
+	      "kernel has %ld PDs, expected %ld", kernel_pd_count(dev),
+	      base + static_cast<long>(pds.size()));
+
+	uint32_t stale = pds.empty() ? 0 : pds.back()->handle;
+	for (ibv_pd *pd : pds) {
+		int ret = ibv_dealloc_pd(pd);
+
+		CHECK(ret == 0, "ibv_dealloc_pd: %s", std::strerror(ret));
+	}
+	CHECK(kernel_pd_count(dev) == base, "kernel has %ld PDs after freeing, expected %ld",
+	      kernel_pd_count(dev), base);
+
+	/*
+	 * A handle that no longer exists: the kernel must refuse it and the
+	 * provider must return the error without touching the (stack) PD.
+	 */
+	ibv_pd fake = {};
+	fake.context = ctx;
+	fake.handle = stale;
+	int ret = ibv_dealloc_pd(&fake);
+	CHECK(ret != 0, "ibv_dealloc_pd of freed handle %u succeeded", stale);
+	CHECK(kernel_pd_count(dev) == base, "stale dealloc changed the PD count");
+}
+
+void check_unsupported(ibv_context *ctx)
+{
+	ibv_alloc_dm_attr dm_attr = {};
+	dm_attr.length = 64;
+
+	errno = 0;
+	ibv_dm *dm = ibv_alloc_dm(ctx, &dm_attr);
+	CHECK(!dm && errno == EOPNOTSUPP, "ibv_alloc_dm: %p errno %d", (void *)dm,
+	      errno);
+	if (dm)
+		ibv_free_dm(dm);
+}
+
+/* Closing a context with live PDs: the kernel must release them. */
+void check_close_with_live_pds(const std::string &dev)
+{
+	long base = kernel_pd_count(dev);
+	ibv_context *ctx = open_by_name(dev);
+	unsigned live = 0;
+
+	if (!ctx)
+		return;
+	for (unsigned i = 0; i < 16; i++)
+		if (ibv_alloc_pd(ctx))
+			live++;
+	CHECK(live == 16, "allocated %u of 16 PDs", live);
+	CHECK(kernel_pd_count(dev) == base + live, "kernel does not list the PDs");
+	/* The PD wrappers leak here by design: the application "crashed". */
+	CHECK(ibv_close_device(ctx) == 0, "ibv_close_device");
+	CHECK(kernel_pd_count(dev) == base, "kernel has %ld PDs after close, expected %ld",
+	      kernel_pd_count(dev), base);
+}
+
+void measure_pd_rate(ibv_context *ctx, unsigned rounds)
+{
+	auto start = std::chrono::steady_clock::now();
+	unsigned done = 0;
+
+	for (; done < rounds; done++) {
+		ibv_pd *pd = ibv_alloc_pd(ctx);
+
+		if (!pd || ibv_dealloc_pd(pd)) {
+			CHECK(false, "alloc/dealloc round %u failed", done);
+			break;
+		}
+	}
+	std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
+	if (done && s.count() > 0)
+		std::printf("metric pd_alloc_dealloc_rate %.0f pairs/s (%u pairs in %.3f s)\n",
+			    done / s.count(), done, s.count());
+}
+
+unsigned parse_uint(const char *s)
+{
+	char *end;
+	unsigned long v = std::strtoul(s, &end, 0);
+
+	if (*s == '\0' || *end != '\0' || v > 1000000) {
+		std::fprintf(stderr, "bad number '%s'\n", s);
+		std::exit(2);
+	}
+	return static_cast<unsigned>(v);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string dev = "mr0";
+	unsigned count = 1000, rounds = 2000;
+	uint32_t max_pd = 0;
+
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+
+		if (a == "--device" && i + 1 < argc)
+			dev = argv[++i];
+		else if (a == "--count" && i + 1 < argc)
+			count = parse_uint(argv[++i]);
+		else if (a == "--rounds" && i + 1 < argc)
+			rounds = parse_uint(argv[++i]);
+		else {
+			std::fprintf(stderr,
+				     "usage: %s [--device NAME] [--count N] [--rounds R]\n",
+				     argv[0]);
+			return 2;
+		}
+	}
+
+	ibv_context *ctx = open_by_name(dev);
+	if (!ctx)
+		return 1;
+	check_queries(ctx, &max_pd);
+	if (max_pd && count > max_pd / 2)
+		count = max_pd / 2; /* leave room for other users of the device */
+	check_pds(ctx, dev, count);
+	check_unsupported(ctx);
+	measure_pd_rate(ctx, rounds);
+	CHECK(ibv_close_device(ctx) == 0, "ibv_close_device");
+	check_close_with_live_pds(dev);
+
+	std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+	return failures ? 1 : 0;
+}
