@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Limits and fixed attributes of a MetaRoCE device: the one place that
+ * defines what query_device / query_port / get_port_immutable report.
+ */
+#ifndef METAROCE_PARAM_H
+#define METAROCE_PARAM_H
+
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <rdma/ib_verbs.h>
+#include <metaroce/wire.h>
+
+/* Device attributes (struct ib_device_attr). */
+#define METAROCE_VENDOR_ID		0xffffff	/* no IEEE OUI: software */
+#define METAROCE_VENDOR_PART_ID		0
+#define METAROCE_HW_VER			0
+#define METAROCE_MAX_MR_SIZE		(1ull << 32)
+#define METAROCE_PAGE_SIZE_CAP		0xfffff000u	/* 4 KiB .. 2 GiB */
+#define METAROCE_MAX_QP			0x10000
+#define METAROCE_MAX_QP_WR		0x4000
+#define METAROCE_MAX_SGE		32
+#define METAROCE_MAX_SGE_RD		32
+#define METAROCE_MAX_CQ			0x4000
+#define METAROCE_MAX_CQE		0x8000
+#define METAROCE_MAX_MR			0x8000
+#define METAROCE_MAX_PD			0x8000
+#define METAROCE_MAX_QP_RD_ATOM		128
+#define METAROCE_MAX_QP_INIT_RD_ATOM	128
+#define METAROCE_MAX_AH			0x8000
+#define METAROCE_MAX_PKEYS		1
+#define METAROCE_LOCAL_CA_ACK_DELAY	15
+
+/* Port attributes (struct ib_port_attr, struct ib_port_immutable). */
+#define METAROCE_PORT			1		/* the only port */
+#define METAROCE_PORT_GID_TBL_LEN	1024
+#define METAROCE_PORT_PKEY_TBL_LEN	METAROCE_MAX_PKEYS
+#define METAROCE_PORT_MAX_MSG_SZ	0x80000000u
+#define METAROCE_PORT_MAX_VL_NUM	1
+#define METAROCE_PORT_MAX_MTU		IB_MTU_4096
+
+/*
+ * Bytes a data packet adds around its payload on the netdev: the worst-case
+ * IP header (IPv6), UDP, the MetaRoCE header with the data extension and the
+ * trailing CRC.  The active IB MTU is the largest one whose payload still
+ * fits in the netdev MTU after this overhead.
+ */
+#define METAROCE_DATA_PKT_OVERHEAD					\
+	(sizeof(struct ipv6hdr) + sizeof(struct udphdr) +		\
+	 sizeof(struct mr_hdr) + sizeof(struct mr_data_ext) + MR_CRC_LEN)
+
+#endif /* METAROCE_PARAM_H */

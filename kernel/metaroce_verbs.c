@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MetaRoCE: the ib_device, its query verbs, user contexts and protection
+ * domains.
+ *
+ * Queue pairs, completion queues and memory regions are not implemented
+ * yet.  ib_core then marks the device as no kernel verbs provider, so the
+ * in-kernel clients that need QPs (ib_mad, ib_cm, IPoIB, ...) leave it
+ * alone, and ib_uverbs answers the missing commands with EOPNOTSUPP.
+ */
+
+#include <linux/sysfs.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+#include <rdma/uverbs_ioctl.h>
+#include <uapi/rdma/metaroce-abi.h>
+
+#include "metaroce.h"
+#include "metaroce_param.h"
+
+static int metaroce_query_device(struct ib_device *ib_dev,
+				 struct ib_device_attr *attr,
+				 struct ib_udata *udata)
+{
+	/* No driver-specific request or response data is defined. */
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+
+	*attr = (struct ib_device_attr) {
+		.sys_image_guid = ib_dev->node_guid,
+		.max_mr_size = METAROCE_MAX_MR_SIZE,
+		.page_size_cap = METAROCE_PAGE_SIZE_CAP,
+		.vendor_id = METAROCE_VENDOR_ID,
+		.vendor_part_id = METAROCE_VENDOR_PART_ID,
+		.hw_ver = METAROCE_HW_VER,
+		.max_qp = METAROCE_MAX_QP,
+		.max_qp_wr = METAROCE_MAX_QP_WR,
+		/* "rdma link delete" may remove the device. */
+		.kernel_cap_flags = IBK_ALLOW_USER_UNREG,
+		.max_send_sge = METAROCE_MAX_SGE,
+		.max_recv_sge = METAROCE_MAX_SGE,
+		.max_sge_rd = METAROCE_MAX_SGE_RD,
+		.max_cq = METAROCE_MAX_CQ,
+		.max_cqe = METAROCE_MAX_CQE,
+		.max_mr = METAROCE_MAX_MR,
+		.max_pd = METAROCE_MAX_PD,
+		.max_qp_rd_atom = METAROCE_MAX_QP_RD_ATOM,
+		.max_qp_init_rd_atom = METAROCE_MAX_QP_INIT_RD_ATOM,
+		.atomic_cap = IB_ATOMIC_NONE,
+		.max_ah = METAROCE_MAX_AH,
+		.max_pkeys = METAROCE_MAX_PKEYS,
+		.local_ca_ack_delay = METAROCE_LOCAL_CA_ACK_DELAY,
+	};
+	return 0;
+}
+
+/* ib_core has zeroed @attr. */
+static int metaroce_query_port(struct ib_device *ib_dev, u32 port_num,
+			       struct ib_port_attr *attr)
+{
+	struct net_device *ndev = to_mdev(ib_dev)->ndev;
+
+	attr->state = metaroce_port_state(ndev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+				   IB_PORT_PHYS_STATE_LINK_UP :
+				   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = METAROCE_PORT_MAX_MTU;
+	attr->active_mtu = metaroce_active_mtu(ndev);
+	attr->gid_tbl_len = METAROCE_PORT_GID_TBL_LEN;
+	attr->max_msg_sz = METAROCE_PORT_MAX_MSG_SZ;
+	attr->pkey_tbl_len = METAROCE_PORT_PKEY_TBL_LEN;
+	attr->max_vl_num = METAROCE_PORT_MAX_VL_NUM;
+
+	return ib_get_eth_speed(ib_dev, port_num, &attr->active_speed,
+				&attr->active_width);
+}
+
+static int metaroce_get_port_immutable(struct ib_device *ib_dev, u32 port_num,
+				       struct ib_port_immutable *immutable)
+{
+	immutable->pkey_tbl_len = METAROCE_PORT_PKEY_TBL_LEN;
+	immutable->gid_tbl_len = METAROCE_PORT_GID_TBL_LEN;
+	/* ib_core fills the RoCEv2 GID table from the netdev's addresses. */
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer metaroce_get_link_layer(struct ib_device *ib_dev,
+						    u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int metaroce_query_pkey(struct ib_device *ib_dev, u32 port_num,
+			       u16 index, u16 *pkey)
+{
+	if (index >= METAROCE_PORT_PKEY_TBL_LEN)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int metaroce_alloc_ucontext(struct ib_ucontext *ib_uc,
+				   struct ib_udata *udata)
+{
+	struct metaroce_alloc_ucontext_resp resp = {
+		.abi_version = METAROCE_UVERBS_ABI_VERSION,
+		.caps = 0,
+	};
+
+	/* No request fields are defined: a newer provider's must be zero. */
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EOPNOTSUPP;
+
+	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+}
+
+static void metaroce_dealloc_ucontext(struct ib_ucontext *ib_uc)
+{
+	/* Nothing of our own yet; ib_core frees the object. */
+}
+
+static void metaroce_disassociate_ucontext(struct ib_ucontext *ib_uc)
+{
+	/*
+	 * Having this op lets ib_uverbs destroy a context's objects when the
+	 * device is unregistered instead of waiting for the process to close
+	 * it, so "rdma link delete" and netdev removal do not block on
+	 * userspace.  ib_core zaps the user mmaps; we hold nothing else.
+	 */
+}
+
+static int metaroce_alloc_pd(struct ib_pd *ib_pd, struct ib_udata *udata)
+{
+	struct metaroce_dev *mdev = to_mdev(ib_pd->device);
+	struct metaroce_pd *pd = to_mpd(ib_pd);
+	struct metaroce_alloc_pd_resp resp = {};
+	int id, err;
+
+	id = ida_alloc_max(&mdev->pd_ida, METAROCE_MAX_PD - 1, GFP_KERNEL);
+	if (id < 0)
+		return id;	/* -ENOSPC: max_pd reached */
+	pd->pdn = id;
+
+	if (udata) {
+		resp.pdn = pd->pdn;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(sizeof(resp), udata->outlen));
+		if (err) {
+			ida_free(&mdev->pd_ida, pd->pdn);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int metaroce_dealloc_pd(struct ib_pd *ib_pd, struct ib_udata *udata)
+{
+	struct metaroce_pd *pd = to_mpd(ib_pd);
+
+	ida_free(&to_mdev(ib_pd->device)->pd_ida, pd->pdn);
+	return 0;
+}
+
+/* The single place a device's own resources are released; see metaroce.h. */
+static void metaroce_dealloc_driver(struct ib_device *ib_dev)
+{
+	struct metaroce_dev *mdev = to_mdev(ib_dev);
+
+	metaroce_dev_list_del(mdev);
+	ida_destroy(&mdev->pd_ida);
+	netdev_put(mdev->ndev, &mdev->ndev_tracker);
+}
+
+/*
+ * /sys/class/infiniband/<dev>/metaroce_abi_version: how the provider
+ * recognises the device, whose driver id is RDMA_DRIVER_UNKNOWN.
+ */
+static ssize_t metaroce_abi_version_show(struct device *device,
+					 struct device_attribute *attr,
+					 char *buf)
+{
+	return sysfs_emit(buf, "%u\n", METAROCE_UVERBS_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(metaroce_abi_version);
+
+static struct attribute *metaroce_dev_attrs[] = {
+	&dev_attr_metaroce_abi_version.attr,
+	NULL
+};
+
+static const struct attribute_group metaroce_dev_attr_group = {
+	.attrs = metaroce_dev_attrs,
+};
+
+static const struct ib_device_ops metaroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,	/* out of tree: no id of our own */
+	.uverbs_abi_ver = METAROCE_UVERBS_ABI_VERSION,
+	.device_group = &metaroce_dev_attr_group,
+
+	.alloc_pd = metaroce_alloc_pd,
+	.alloc_ucontext = metaroce_alloc_ucontext,
+	.dealloc_driver = metaroce_dealloc_driver,
+	.dealloc_pd = metaroce_dealloc_pd,
+	.dealloc_ucontext = metaroce_dealloc_ucontext,
+	.disassociate_ucontext = metaroce_disassociate_ucontext,
+	.get_link_layer = metaroce_get_link_layer,
+	.get_port_immutable = metaroce_get_port_immutable,
+	.query_device = metaroce_query_device,
+	.query_pkey = metaroce_query_pkey,
+	.query_port = metaroce_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, metaroce_pd, ib_pd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, metaroce_ucontext, ib_uc),
+};
+
+/*
+ * Create and register the device NAME on @ndev.  Called from newlink, so
+ * from process context without RTNL.
+ */
+int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
+{
+	struct metaroce_dev *mdev;
+	struct ib_device *ib_dev;
+	int err = 0;
+
+	mdev = ib_alloc_device(metaroce_dev, ib_dev);
+	if (!mdev)
+		return -ENOMEM;
+	ib_dev = &mdev->ib_dev;
+
+	INIT_LIST_HEAD(&mdev->list);
+	ida_init(&mdev->pd_ida);
+	netdev_hold(ndev, &mdev->ndev_tracker, GFP_KERNEL);
+	mdev->ndev = ndev;
+	mdev->port_event_state = metaroce_port_state(ndev);
+
+	ib_dev->node_type = RDMA_NODE_IB_CA;
+	ib_dev->phys_port_cnt = 1;
+	ib_dev->num_comp_vectors = 1;
+	addrconf_addr_eui48((unsigned char *)&ib_dev->node_guid,
+			    ndev->dev_addr);
+	strscpy(ib_dev->node_desc, "MetaRoCE", sizeof(ib_dev->node_desc));
+	/* From here on, ib_dealloc_device() calls metaroce_dealloc_driver(). */
+	ib_set_device_ops(ib_dev, &metaroce_dev_ops);
+
+	mutex_lock(&metaroce_devices_lock);
+	if (metaroce_find_dev_locked(ndev))
+		err = -EEXIST;	/* one device per netdev, like rxe */
+	else
+		list_add_tail(&mdev->list, &metaroce_devices);
+	mutex_unlock(&metaroce_devices_lock);
+	if (err)
+		goto err_dealloc;
+
+	err = ib_device_set_netdev(ib_dev, ndev, METAROCE_PORT);
+	if (err)
+		goto err_dealloc;
+
+	/* Keeps *mdev valid after registration, see below. */
+	get_device(&ib_dev->dev);
+	err = ib_register_device(ib_dev, ibdev_name, NULL);
+	if (err) {
+		put_device(&ib_dev->dev);
+		goto err_dealloc;
+	}
+	/* From here a concurrent "rdma link delete" may free the device. */
+	metaroce_dev_registered(mdev);
+	put_device(&ib_dev->dev);
+	return 0;
+
+err_dealloc:
+	ib_dealloc_device(ib_dev);
+	return err;
+}
