@@ -330,9 +330,14 @@ void HostApp::receive(uint32_t plane, Ptr<Socket> sock)
  */
 void HostApp::pump()
 {
-	/* Waiting for a plane to drain: transmitting now would overfill it. */
-	if (pump_event_.IsRunning())
+	/*
+	 * Waiting for a plane to drain: transmitting now would overfill it.
+	 * Completions drained below may start flows and call back in here;
+	 * the loop already running picks those up.
+	 */
+	if (pump_event_.IsRunning() || pumping_)
 		return;
+	pumping_ = true;
 
 	uint64_t now = now_ns();
 	double ns_per_byte = 1e9 / fabric_.link_bytes_per_sec();
@@ -346,15 +351,16 @@ void HostApp::pump()
 		int n = mrc_next_packet(c->core(), buf_.data(), buf_.size(),
 					&path, now);
 		active_.pop_front();
+		/* Building a packet can complete or fail work requests. */
+		drain_completions(*c);
+		rearm_timer(*c);
 		if (n <= 0 || path >= num_paths()) {
 			if (n < 0 || path >= num_paths())
 				metrics_.core_tx_errors++;
 			c->active = false;
-			rearm_timer(*c);
 			continue;
 		}
 		active_.push_back(c);
-		rearm_timer(*c);
 
 		uint32_t plane, entropy;
 		path_to_wire(*c, path, plane, entropy);
@@ -371,9 +377,10 @@ void HostApp::pump()
 		if (busy > now + slack) {
 			pump_event_ = Simulator::Schedule(
 				NanoSeconds(busy - now - slack), &HostApp::pump, this);
-			return;
+			break;
 		}
 	}
+	pumping_ = false;
 }
 
 void HostApp::add_stats(struct mrc_conn_stats &sum) const

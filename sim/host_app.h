@@ -119,6 +119,7 @@ private:
 	std::vector<uint8_t> buf_;
 	uint64_t tx_packets_ = 0;
 	bool started_ = false;
+	bool pumping_ = false;
 };
 
 } // namespace metaroce_sim

@@ -60,11 +60,14 @@ def determinism(sim):
 
 
 def plane_failure(sim):
+    # One path per plane: half of the paths die mid-transfer.
     r = run(sim, "--workload", "one-flow", "--message-size", "4000000",
-            "--fail-plane", "1", "--fail-at-ms", "0.05")
+            "--entropies", "1", "--fail-plane", "1", "--fail-at-ms", "0.05")
     check_delivery(r)
     assert r["fail_plane"] == 1, r
     assert r["link_error_drops"] == 0, r
+    # What was in flight on the dead plane had to be sent again.
+    assert r["retransmitted_packets"] > 0, r
 
 
 def burst_loss(sim):
