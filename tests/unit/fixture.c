@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "fixture.h"
+
+uint64_t fx_rand(uint64_t *s)
+{
+	/* splitmix64: tiny, seedable, good enough for fault injection */
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t fx_below(uint64_t *s, uint32_t n)
+{
+	return n ? (uint32_t)(fx_rand(s) % n) : 0;
+}
+
+uint8_t fx_byte(uint64_t seed, int ep, unsigned int msg, uint32_t off)
+{
+	uint64_t x = seed * 31 + (uint64_t)ep * 1000003 + msg * 7919ull + off;
+
+	return (uint8_t)(fx_rand(&x) >> 56);
+}
+
+static int fx_read_payload(void *user, uint64_t wr_id, uint32_t off,
+			   void *dst, uint32_t len)
+{
+	struct fx_ep *e = user;
+	uint8_t *d = dst;
+	uint32_t i;
+
+	if (wr_id >= e->nmsgs || off + len > e->msgs[wr_id].len) {
+		e->failures++;
+		return -22;
+	}
+	for (i = 0; i < len; i++)
+		d[i] = fx_byte(e->seed, e->id, (unsigned int)wr_id, off + i);
+	return 0;
+}
+
+static int fx_place_send(void *user, uint64_t recv_id, uint32_t off,
+			 const void *src, uint32_t len)
+{
+	struct fx_ep *e = user;
+	struct fx_msg *m;
+
+	if (recv_id >= e->recv_posted || off + len > FX_MAX_MSG_LEN) {
+		e->failures++;
+		return -22;
+	}
+	memcpy(e->rbuf[recv_id] + off, src, len);
+	m = &e->peer->msgs[e->send_of_recv[recv_id]];
+	m->placed += len;
+	return 0;
+}
+
+static int fx_place_write(void *user, uint32_t rkey, uint64_t raddr,
+			  const void *src, uint32_t len)
+{
+	struct fx_ep *e = user;
+	uint64_t idx = raddr / FX_MAX_MSG_LEN;
+
+	if (rkey != FX_RKEY)
+		return -13;
+	if (raddr + len > sizeof(e->wmem) ||
+	    (raddr + len - 1) / FX_MAX_MSG_LEN != idx) {
+		e->failures++;
+		return -14;
+	}
+	memcpy(e->wmem + raddr, src, len);
+	e->peer->msgs[idx].placed += len;
+	return 0;
+}
+
+const struct mrc_callbacks fx_callbacks = {
+	.read_payload = fx_read_payload,
+	.place_send = fx_place_send,
+	.place_write = fx_place_write,
+};
+
+static void fx_ep_init(struct fx *f, struct fx_ep *e, int id, unsigned int n)
+{
+	unsigned int i, sends = 0;
+
+	e->id = id;
+	e->seed = f->rng;
+	e->nmsgs = n;
+	e->recv_window = 8 + fx_below(&f->rng, 64);
+	for (i = 0; i < n; i++) {
+		struct fx_msg *m = &e->msgs[i];
+
+		m->opcode = fx_below(&f->rng, 2) ? MRC_OP_SEND :
+						    MRC_OP_RDMA_WRITE;
+		/* lengths around packet boundaries are the interesting ones */
+		switch (fx_below(&f->rng, 4)) {
+		case 0:
+			m->len = fx_below(&f->rng, 3);
+			break;
+		case 1:
+			m->len = FX_MTU * (1 + fx_below(&f->rng, 6)) - 1 +
+				 fx_below(&f->rng, 3);
+			break;
+		default:
+			m->len = fx_below(&f->rng, FX_MAX_MSG_LEN + 1);
+		}
+		if (m->opcode == MRC_OP_SEND)
+			sends++;
+	}
+	e->nsends = sends;
+}
+
+void fx_init(struct fx *f, const struct mrc_config *cfg,
+	     const struct fx_net_cfg *net, uint64_t seed,
+	     unsigned int msgs_a, unsigned int msgs_b)
+{
+	struct mrc_config ca = *cfg, cb = *cfg;
+	uint64_t r;
+
+	memset(f, 0, offsetof(struct fx, q));
+	f->cfg = *cfg;
+	f->net = *net;
+	f->rng = seed * 0x2545f4914f6cdd1dull + 1;
+	f->a.peer = &f->b;
+	f->b.peer = &f->a;
+	fx_ep_init(f, &f->a, 0, msgs_a);
+	fx_ep_init(f, &f->b, 1, msgs_b);
+	r = fx_rand(&f->rng);
+	ca.local_qpn = 0x11;
+	ca.remote_qpn = 0x22;
+	cb.local_qpn = 0x22;
+	cb.remote_qpn = 0x11;
+	/* start near the 24-bit wrap often, to exercise it (MR-CONN-003) */
+	ca.local_psn = (r & 1) ? 0xffffff - (uint32_t)((r >> 8) % 600) :
+				 (uint32_t)(r >> 8) & 0xffffff;
+	cb.local_psn = (uint32_t)(r >> 32) & 0xffffff;
+	ca.remote_psn = cb.local_psn;
+	cb.remote_psn = ca.local_psn;
+	f->a.conn = calloc(1, mrc_conn_size());
+	f->b.conn = calloc(1, mrc_conn_size());
+	if (mrc_conn_init(f->a.conn, &ca, &fx_callbacks, &f->a, 0) ||
+	    mrc_conn_init(f->b.conn, &cb, &fx_callbacks, &f->b, 0))
+		f->a.failures++;
+	if (net->kill_paths && cfg->num_paths > 1) {
+		f->kill_at_ns = 20000 + fx_below(&f->rng, 200000);
+		f->revive_at_ns = fx_below(&f->rng, 2) ?
+			f->kill_at_ns + 5000000 + fx_below(&f->rng, 5000000) :
+			UINT64_MAX;
+	} else {
+		f->kill_at_ns = UINT64_MAX;
+		f->revive_at_ns = UINT64_MAX;
+	}
+}
+
+static void fx_hash(struct fx *f, const uint8_t *p, unsigned int len,
+		    unsigned int path)
+{
+	uint64_t h = f->trace_hash ^ (f->now * 1099511628211ull) ^ path;
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	f->trace_hash = h;
+}
+
+static void fx_enqueue(struct fx *f, struct fx_ep *dst, const uint8_t *p,
+		       unsigned int len, unsigned int path)
+{
+	struct fx_pkt *q;
+
+	if (f->nqueued == FX_MAX_QUEUED)
+		return;		/* a full network drops */
+	q = &f->q[f->nqueued++];
+	q->at = f->now + f->net.base_delay_ns + path * 1000 +
+		(f->net.jitter_ns ? fx_rand(&f->rng) % f->net.jitter_ns : 0);
+	if (f->net.fifo_paths) {
+		if (q->at < f->last_at[dst->id][path])
+			q->at = f->last_at[dst->id][path];
+		f->last_at[dst->id][path] = q->at;
+	}
+	q->seq = f->seq++;
+	q->dst = dst;
+	q->path = path;
+	q->len = len;
+	q->corrupted = 0;
+	memcpy(q->data, p, len);
+	if (fx_below(&f->rng, 1000000) < f->net.corrupt_ppm) {
+		q->corrupted = 1;
+		if (fx_below(&f->rng, 2) && len > 1)
+			q->len = 1 + fx_below(&f->rng, len - 1);
+		else
+			q->data[fx_below(&f->rng, len)] ^=
+				1u << fx_below(&f->rng, 8);
+	}
+}
+
+static void fx_send(struct fx *f, struct fx_ep *src, const uint8_t *p,
+		    unsigned int len, unsigned int path)
+{
+	f->pkts_sent++;
+	fx_hash(f, p, len, path);
+	if (f->path_dead_mask & (1ull << path))
+		return;
+	if (fx_below(&f->rng, 1000000) < f->net.loss_ppm)
+		return;
+	fx_enqueue(f, src->peer, p, len, path);
+	if (fx_below(&f->rng, 1000000) < f->net.dup_ppm)
+		fx_enqueue(f, src->peer, p, len, path);
+}
+
+static void fx_pump(struct fx *f, struct fx_ep *e)
+{
+	uint8_t buf[FX_PKT_CAP];
+	unsigned int path;
+	int len;
+
+	while ((len = mrc_next_packet(e->conn, buf, sizeof(buf), &path,
+				      f->now)) > 0) {
+		if (path >= f->cfg.num_paths)
+			e->failures++;
+		fx_send(f, e, buf, (unsigned int)len, path);
+	}
+	if (len < 0)
+		e->failures++;
+}
+
+static void fx_post(struct fx *f, struct fx_ep *e)
+{
+	struct fx_ep *p = e->peer;
+
+	while (e->posted < e->nmsgs) {
+		struct fx_msg *m = &e->msgs[e->posted];
+		struct mrc_send_wr wr = {
+			.wr_id = e->posted,
+			.opcode = m->opcode,
+			.length = m->len,
+			.rkey = FX_RKEY,
+			.remote_addr = (uint64_t)e->posted * FX_MAX_MSG_LEN,
+		};
+
+		if (mrc_post_send(e->conn, &wr, f->now))
+			break;
+		e->posted++;
+	}
+	/* Post receives for the peer's SENDs, at most recv_window ahead. */
+	while (e->recv_posted < p->nsends &&
+	       e->recv_posted < e->recv_done + e->recv_window) {
+		if (mrc_post_recv(e->conn, e->recv_posted, FX_MAX_MSG_LEN))
+			break;
+		e->recv_posted++;
+	}
+}
+
+/* The n-th SEND of the peer lands in the n-th receive. */
+static void fx_map_recvs(struct fx_ep *e)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < e->peer->nmsgs; i++)
+		if (e->peer->msgs[i].opcode == MRC_OP_SEND)
+			e->send_of_recv[n++] = i;
+}
+
+static void fx_poll(struct fx_ep *e)
+{
+	struct mrc_completion wc;
+
+	while (mrc_poll_completion(e->conn, &wc)) {
+		if (wc.status != MRC_WC_SUCCESS) {
+			if (!e->nstatus_err++)
+				e->first_err_status = wc.status;
+			continue;
+		}
+		if (wc.opcode == MRC_OP_RECV) {
+			struct fx_msg *m;
+
+			/* RC order: receives complete in posting order */
+			if (wc.wr_id != e->recv_done) {
+				e->failures++;
+				continue;
+			}
+			m = &e->peer->msgs[e->send_of_recv[e->recv_done]];
+			if (wc.byte_len != m->len || m->done_rx ||
+			    m->placed != m->len)
+				e->failures++;
+			m->done_rx = 1;
+			e->recv_done++;
+		} else {
+			struct fx_msg *m;
+
+			if (wc.wr_id != e->tx_done || wc.byte_len !=
+			    e->msgs[wc.wr_id].len || wc.opcode !=
+			    e->msgs[wc.wr_id].opcode) {
+				e->failures++;
+				continue;
+			}
+			m = &e->msgs[e->tx_done++];
+			if (m->done_tx)
+				e->failures++;
+			m->done_tx = 1;
+		}
+	}
+}
+
+static int fx_done(const struct fx *f)
+{
+	const struct fx_ep *e[2] = { &f->a, &f->b };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (e[i]->tx_done != e[i]->nmsgs ||
+		    e[i]->recv_done != e[i]->peer->nsends)
+			return 0;
+		if (e[i]->nstatus_err)
+			return 1;
+	}
+	return 1;
+}
+
+static void fx_paths_event(struct fx *f)
+{
+	if (f->now >= f->kill_at_ns) {
+		uint32_t n = f->cfg.num_paths;
+		uint32_t kill = 1 + fx_below(&f->rng, n - 1);
+		uint32_t i, first = fx_below(&f->rng, n);
+
+		for (i = 0; i < kill; i++)
+			f->path_dead_mask |= 1ull << ((first + i) % n);
+		f->kill_at_ns = UINT64_MAX;
+	}
+	if (f->now >= f->revive_at_ns) {
+		f->path_dead_mask = 0;
+		f->revive_at_ns = UINT64_MAX;
+	}
+}
+
+int fx_run(struct fx *f, uint64_t limit_ns)
+{
+	fx_map_recvs(&f->a);
+	fx_map_recvs(&f->b);
+	while (!fx_done(f)) {
+		uint64_t t = UINT64_MAX, d;
+		unsigned int i;
+
+		if (f->a.failures || f->b.failures)
+			return -1;
+		fx_post(f, &f->a);
+		fx_post(f, &f->b);
+		fx_pump(f, &f->a);
+		fx_pump(f, &f->b);
+		for (i = 0; i < f->nqueued; i++)
+			if (f->q[i].at < t)
+				t = f->q[i].at;
+		d = mrc_next_deadline(f->a.conn);
+		t = d < t ? d : t;
+		d = mrc_next_deadline(f->b.conn);
+		t = d < t ? d : t;
+		t = f->kill_at_ns < t ? f->kill_at_ns : t;
+		t = f->revive_at_ns < t ? f->revive_at_ns : t;
+		if (t == UINT64_MAX || t > limit_ns)
+			return -2;	/* stalled or too slow */
+		if (t > f->now)
+			f->now = t;
+		fx_paths_event(f);
+		/* deliver due packets, oldest first */
+		for (;;) {
+			struct fx_pkt *best = NULL;
+			int ret;
+
+			for (i = 0; i < f->nqueued; i++)
+				if (f->q[i].at <= f->now &&
+				    (!best || f->q[i].seq < best->seq))
+					best = &f->q[i];
+			if (!best)
+				break;
+			ret = mrc_recv_packet(best->dst->conn, best->data,
+					      best->len, best->path, f->now);
+			if (best->corrupted) {
+				f->corrupted_delivered++;
+				if (ret < 0)
+					f->corrupt_rejected++;
+			} else if (ret < 0) {
+				best->dst->failures++;
+			}
+			*best = f->q[--f->nqueued];
+		}
+		if (mrc_next_deadline(f->a.conn) <= f->now)
+			mrc_handle_timeout(f->a.conn, f->now);
+		if (mrc_next_deadline(f->b.conn) <= f->now)
+			mrc_handle_timeout(f->b.conn, f->now);
+		fx_poll(&f->a);
+		fx_poll(&f->b);
+	}
+	return f->a.failures || f->b.failures ? -1 : 0;
+}
+
+int fx_verify(struct fx *f)
+{
+	struct fx_ep *e[2] = { &f->a, &f->b };
+	uint64_t dropped = 0;
+	int i, bad = 0;
+
+	for (i = 0; i < 2; i++) {
+		struct fx_ep *rx = e[i]->peer;
+		struct mrc_conn_stats st;
+		unsigned int m, r = 0;
+
+		for (m = 0; m < e[i]->nmsgs; m++) {
+			struct fx_msg *msg = &e[i]->msgs[m];
+			const uint8_t *mem;
+			uint32_t o;
+
+			if (msg->opcode == MRC_OP_SEND)
+				mem = rx->rbuf[r++];
+			else
+				mem = rx->wmem + (size_t)m * FX_MAX_MSG_LEN;
+			/* exactly once: each byte placed once */
+			if (!msg->done_tx || msg->placed != msg->len)
+				bad++;
+			if (msg->opcode == MRC_OP_SEND && !msg->done_rx)
+				bad++;
+			for (o = 0; o < msg->len; o++)
+				if (mem[o] != fx_byte(e[i]->seed, e[i]->id, m,
+						      o)) {
+					bad++;
+					break;
+				}
+		}
+		mrc_get_stats(e[i]->conn, &st);
+		if (st.in_error)
+			bad++;
+		dropped += st.rx_bad_crc + st.rx_malformed;
+	}
+	/* ... and counted as such */
+	if (dropped != f->corrupt_rejected)
+		bad++;
+	/* every corrupted datagram was detected and dropped */
+	if (f->corrupt_rejected != f->corrupted_delivered)
+		bad++;
+	return bad;
+}

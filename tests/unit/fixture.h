@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * In-process two-endpoint fixture for the sans-IO core: two connections
+ * joined by a simulated multipath network with seeded loss, reordering,
+ * duplication, corruption and path death, and payload memory that lets
+ * every placed byte be checked.
+ */
+#ifndef MRC_TEST_FIXTURE_H
+#define MRC_TEST_FIXTURE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <metaroce/core.h>
+
+#define FX_MAX_MSGS	256
+#define FX_MAX_MSG_LEN	2048
+#define FX_MTU		256
+#define FX_PKT_CAP	MRC_MAX_PKT_LEN(FX_MTU)
+#define FX_MAX_QUEUED	8192
+#define FX_RKEY		0x1234
+
+struct fx_net_cfg {
+	uint32_t loss_ppm;	/* per packet, parts per million */
+	uint32_t dup_ppm;
+	uint32_t corrupt_ppm;	/* bit flip or truncation */
+	uint64_t base_delay_ns;
+	uint64_t jitter_ns;	/* uniform extra delay: reordering */
+	int kill_paths;		/* kill some (never all) paths mid-run */
+	int fifo_paths;		/* jitter never reorders within a path */
+};
+
+struct fx_msg {
+	uint32_t opcode;
+	uint32_t len;
+	uint32_t placed;	/* bytes placed at the receiver */
+	int done_tx, done_rx;
+};
+
+struct fx_ep {
+	struct mrc_conn *conn;
+	struct fx_ep *peer;
+	int id;
+	uint64_t seed;
+	/* messages this endpoint sends */
+	struct fx_msg msgs[FX_MAX_MSGS];
+	unsigned int nmsgs, posted, tx_done;
+	unsigned int nsends;	/* SEND messages among msgs */
+	/* receive side: the peer's SENDs land in rbuf[recv index] */
+	uint8_t rbuf[FX_MAX_MSGS][FX_MAX_MSG_LEN];
+	unsigned int recv_posted, recv_done;
+	uint32_t send_of_recv[FX_MAX_MSGS];	/* peer msg index per recv */
+	/* WRITE target memory: peer msg i lands at i * FX_MAX_MSG_LEN */
+	uint8_t wmem[FX_MAX_MSGS * FX_MAX_MSG_LEN];
+	unsigned int recv_window;	/* receives kept posted ahead */
+	int failures;		/* assertion-style failures recorded */
+	int nstatus_err;	/* completions with an error status */
+	uint8_t first_err_status;
+};
+
+struct fx {
+	struct fx_ep a, b;
+	struct mrc_config cfg;
+	struct fx_net_cfg net;
+	uint64_t rng;
+	uint64_t now;
+	uint64_t trace_hash;
+	uint64_t pkts_sent, corrupted_delivered, corrupt_rejected;
+	uint64_t path_dead_mask;	/* bit per path: drops everything */
+	uint64_t kill_at_ns, revive_at_ns;
+	uint64_t last_at[2][MRC_MAX_PATHS];
+	unsigned int nqueued;
+	uint64_t seq;
+	struct fx_pkt {
+		uint64_t at, seq;
+		struct fx_ep *dst;
+		unsigned int path;
+		unsigned int len;
+		int corrupted;
+		uint8_t data[FX_PKT_CAP];
+	} q[FX_MAX_QUEUED];
+};
+
+uint64_t fx_rand(uint64_t *s);
+uint8_t fx_byte(uint64_t seed, int ep, unsigned int msg, uint32_t off);
+
+/* Set up both endpoints; cfg gives mode/paths/window (QPNs/PSNs filled in). */
+void fx_init(struct fx *f, const struct mrc_config *cfg,
+	     const struct fx_net_cfg *net, uint64_t seed,
+	     unsigned int msgs_a, unsigned int msgs_b);
+
+/* Run until every message completed or limit_ns passes; 0 on success. */
+int fx_run(struct fx *f, uint64_t limit_ns);
+
+/* Check payloads and accounting after fx_run(); 0 on success. */
+int fx_verify(struct fx *f);
+
+extern const struct mrc_callbacks fx_callbacks;
+
+#endif
