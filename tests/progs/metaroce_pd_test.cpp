@@ -116,6 +116,7 @@ void check_pds(ibv_context *ctx, const std::string &dev, unsigned count)
 	std::set<uint32_t> handles;
 
 	CHECK(base >= 0, "cannot read the kernel's PDs of %s", dev.c_str());
+	auto start = std::chrono::steady_clock::now();
 	for (unsigned i = 0; i < count; i++) {
 		ibv_pd *pd = ibv_alloc_pd(ctx);
 
@@ -126,20 +127,31 @@ void check_pds(ibv_context *ctx, const std::string &dev, unsigned count)
 		handles.insert(pd->handle);
 		pds.push_back(pd);
 	}
+	std::chrono::duration<double> alloc_s = std::chrono::steady_clock::now() - start;
 	CHECK(handles.size() == pds.size(), "%zu distinct handles for %zu PDs",
 	      handles.size(), pds.size());
-	CHECK(kernel_pd_count(dev) == base + static_cast<long>(pds.size()),
-	      "kernel has %ld PDs, expected %ld", kernel_pd_count(dev),
+	long live = kernel_pd_count(dev);
+	CHECK(live == base + static_cast<long>(pds.size()),
+	      "kernel has %ld PDs, expected %ld", live,
 	      base + static_cast<long>(pds.size()));
 
 	uint32_t stale = pds.empty() ? 0 : pds.back()->handle;
+	start = std::chrono::steady_clock::now();
 	for (ibv_pd *pd : pds) {
 		int ret = ibv_dealloc_pd(pd);
 
 		CHECK(ret == 0, "ibv_dealloc_pd: %s", std::strerror(ret));
 	}
-	CHECK(kernel_pd_count(dev) == base, "kernel has %ld PDs after freeing, expected %ld",
-	      kernel_pd_count(dev), base);
+	std::chrono::duration<double> free_s = std::chrono::steady_clock::now() - start;
+	long after = kernel_pd_count(dev);
+	CHECK(after == base, "kernel has %ld PDs after freeing, expected %ld",
+	      after, base);
+	std::printf("info kernel PD count: %ld before, %ld with %zu allocated, %ld after freeing\n",
+		    base, live, pds.size(), after);
+	if (!pds.empty() && alloc_s.count() > 0 && free_s.count() > 0)
+		std::printf("metric pd_alloc_rate %.0f PDs/s, pd_dealloc_rate %.0f PDs/s (%zu live PDs)\n",
+			    pds.size() / alloc_s.count(), pds.size() / free_s.count(),
+			    pds.size());
 
 	/*
 	 * A handle that no longer exists: the kernel must refuse it and the

@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Guest test of the libibverbs provider on rdma_metaroce.ko, run by
+#   tests/vm/vmtest.sh [--kernel VER] -- tests/vm/t-provider-basic.sh BUILD_DIR
+#
+# Loads the module, creates mr0 on a veth, installs the provider from
+# BUILD_DIR, and checks that libibverbs finds and opens the device
+# (ibv_devices, ibv_devinfo) and that tests/progs/metaroce_pd_test passes;
+# finally removes the device and unloads the module.  Leaves ibv_devinfo.txt
+# and pd_test.txt in $RESULTS.
+set -euo pipefail
+
+build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
+dev=mr0
+fail() { echo "FAIL: $*"; exit 1; }
+
+# shellcheck source=guest-lib.sh
+[ -n "${VMTEST_LIB:-}" ] && [ -r "$VMTEST_LIB" ] && . "$VMTEST_LIB"
+
+ko=$build/kernel/$KVER/rdma_metaroce.ko
+[ -f "$ko" ] || fail "$ko not built"
+provider=$build/providers/metaroce/libmetaroce-rdmav34.so
+[ -f "$provider" ] || fail "$provider not built"
+
+if declare -F vm_load_module >/dev/null; then
+	vm_load_module "$ko"
+else
+	modprobe ib_uverbs
+	modprobe ip6_udp_tunnel
+	modprobe udp_tunnel
+	insmod "$ko"
+fi
+
+ip link add mrv0 type veth peer name mrv1
+ip link set mrv0 up
+ip link set mrv1 up
+rdma link add "$dev" type metaroce netdev mrv0
+rdma link show "$dev/1"
+
+if declare -F vm_install_provider >/dev/null; then
+	vm_install_provider "$build"
+else
+	# The build tree's config file names the .so by absolute path.
+	install -m 644 "$build/providers/metaroce/libibverbs.d/metaroce.driver" \
+		/etc/libibverbs.d/metaroce.driver
+fi
+
+echo "== ibv_devices"
+ibv_devices | tee "$RESULTS/ibv_devices.txt"
+awk -v d="$dev" '$1 == d { found = 1 } END { exit !found }' "$RESULTS/ibv_devices.txt" ||
+	fail "ibv_devices does not list $dev"
+
+echo "== ibv_devinfo -v -d $dev"
+ibv_devinfo -v -d "$dev" >"$RESULTS/ibv_devinfo.txt" 2>&1 ||
+	{ cat "$RESULTS/ibv_devinfo.txt"; fail "ibv_devinfo -d $dev failed"; }
+cat "$RESULTS/ibv_devinfo.txt"
+grep -Eq 'state:[[:space:]]+PORT_ACTIVE' "$RESULTS/ibv_devinfo.txt" ||
+	fail "port of $dev not PORT_ACTIVE"
+grep -Eq 'link_layer:[[:space:]]+Ethernet' "$RESULTS/ibv_devinfo.txt" ||
+	fail "link layer of $dev not Ethernet"
+
+echo "== metaroce_pd_test"
+"$build/tests/progs/metaroce_pd_test" --device "$dev" 2>&1 | tee "$RESULTS/pd_test.txt" ||
+	fail "metaroce_pd_test failed"
+
+# Every context is closed: the device and the module must go away cleanly.
+rdma link delete "$dev"
+ibv_devices | awk -v d="$dev" '$1 == d { exit 1 }' || fail "$dev still listed after delete"
+rmmod rdma_metaroce
+echo "PASS: provider basic on $KVER"
