@@ -20,6 +20,7 @@ pkgs=(
 	# rdma-core: libibverbs/librdmacm headers and the upstream tools we test with
 	rdma-core libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
 	rdmacm-utils perftest
+	python3-pyverbs  # kernel guest tests hold verbs objects from Python
 	# control tool
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev
 	# tests and benchmarks
