@@ -45,7 +45,7 @@ if [ $status -ne 0 ]; then
 	echo "build-module: Kbuild failed for $kdir" >&2
 	exit $status
 fi
-if grep -q 'warning:' "$log"; then
+if grep -qi 'warning:' "$log"; then
 	echo "build-module: warnings building for $kdir (see $log)" >&2
 	exit 1
 fi

@@ -40,8 +40,20 @@ static int metaroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	 * VLAN, veth, dummy, ...); RoCE GIDs and the node GUID derive from a
 	 * 6-byte MAC address.
 	 */
+	struct ib_device *existing;
+
 	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN)
 		return -EOPNOTSUPP;
+
+	/*
+	 * ib_register_device() refuses a taken name too, but with ENFILE
+	 * ("Too many open files in system"); say what is wrong.
+	 */
+	existing = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
+	if (existing) {
+		ib_device_put(existing);
+		return -EEXIST;
+	}
 
 	return metaroce_dev_add(ibdev_name, ndev);
 }

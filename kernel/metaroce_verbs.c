@@ -61,6 +61,17 @@ static int metaroce_query_port(struct ib_device *ib_dev, u32 port_num,
 	struct net_device *ndev = to_mdev(ib_dev)->ndev;
 
 	attr->state = metaroce_port_state(ndev);
+	if (ib_get_eth_speed(ib_dev, port_num, &attr->active_speed,
+			     &attr->active_width)) {
+		/*
+		 * ib_core no longer hands out a netdev that is unregistering:
+		 * the device is about to go; report the port down rather than
+		 * fail the query (ib_cache would log every failure).
+		 */
+		attr->state = IB_PORT_DOWN;
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
 	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
 				   IB_PORT_PHYS_STATE_LINK_UP :
 				   IB_PORT_PHYS_STATE_DISABLED;
@@ -70,9 +81,7 @@ static int metaroce_query_port(struct ib_device *ib_dev, u32 port_num,
 	attr->max_msg_sz = METAROCE_PORT_MAX_MSG_SZ;
 	attr->pkey_tbl_len = METAROCE_PORT_PKEY_TBL_LEN;
 	attr->max_vl_num = METAROCE_PORT_MAX_VL_NUM;
-
-	return ib_get_eth_speed(ib_dev, port_num, &attr->active_speed,
-				&attr->active_width);
+	return 0;
 }
 
 static int metaroce_get_port_immutable(struct ib_device *ib_dev, u32 port_num,
