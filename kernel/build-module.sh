@@ -45,7 +45,9 @@ if [ $status -ne 0 ]; then
 	echo "build-module: Kbuild failed for $kdir" >&2
 	exit $status
 fi
-if grep -qi 'warning:' "$log"; then
+# Compiler and modpost warnings; make's own notices (e.g. "jobserver
+# unavailable" when a parent make runs -jN) are not about our code.
+if grep -v '^g\{0,1\}make\(\[[0-9]*\]\)\{0,1\}: ' "$log" | grep -qi 'warning:'; then
 	echo "build-module: warnings building for $kdir (see $log)" >&2
 	exit 1
 fi
