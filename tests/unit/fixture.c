@@ -84,7 +84,7 @@ const struct mrc_callbacks fx_callbacks = {
 
 static void fx_ep_init(struct fx *f, struct fx_ep *e, int id, unsigned int n)
 {
-	unsigned int i, sends = 0;
+	unsigned int i;
 
 	e->id = id;
 	e->seed = f->rng;
@@ -107,10 +107,7 @@ static void fx_ep_init(struct fx *f, struct fx_ep *e, int id, unsigned int n)
 		default:
 			m->len = fx_below(&f->rng, FX_MAX_MSG_LEN + 1);
 		}
-		if (m->opcode == MRC_OP_SEND)
-			sends++;
 	}
-	e->nsends = sends;
 }
 
 void fx_init(struct fx *f, const struct mrc_config *cfg,
@@ -137,6 +134,8 @@ void fx_init(struct fx *f, const struct mrc_config *cfg,
 	ca.local_psn = (r & 1) ? 0xffffff - (uint32_t)((r >> 8) % 600) :
 				 (uint32_t)(r >> 8) & 0xffffff;
 	cb.local_psn = (uint32_t)(r >> 32) & 0xffffff;
+	if (cfg->local_psn)	/* a test asked for a specific PSN */
+		ca.local_psn = cfg->local_psn;
 	ca.remote_psn = cb.local_psn;
 	cb.remote_psn = ca.local_psn;
 	f->a.conn = calloc(1, mrc_conn_size());
@@ -227,7 +226,7 @@ static void fx_pump(struct fx *f, struct fx_ep *e)
 		e->failures++;
 }
 
-static void fx_post(struct fx *f, struct fx_ep *e)
+void fx_post(struct fx *f, struct fx_ep *e)
 {
 	struct fx_ep *p = e->peer;
 
@@ -254,7 +253,7 @@ static void fx_post(struct fx *f, struct fx_ep *e)
 	}
 }
 
-/* The n-th SEND of the peer lands in the n-th receive. */
+/* The n-th SEND of the peer lands in the n-th receive (MR-ORDER-004). */
 static void fx_map_recvs(struct fx_ep *e)
 {
 	unsigned int i, n = 0;
@@ -262,9 +261,16 @@ static void fx_map_recvs(struct fx_ep *e)
 	for (i = 0; i < e->peer->nmsgs; i++)
 		if (e->peer->msgs[i].opcode == MRC_OP_SEND)
 			e->send_of_recv[n++] = i;
+	e->peer->nsends = n;
 }
 
-static void fx_poll(struct fx_ep *e)
+void fx_prepare(struct fx *f)
+{
+	fx_map_recvs(&f->a);
+	fx_map_recvs(&f->b);
+}
+
+void fx_poll(struct fx_ep *e)
 {
 	struct mrc_completion wc;
 
@@ -329,6 +335,8 @@ static void fx_paths_event(struct fx *f)
 
 		for (i = 0; i < kill; i++)
 			f->path_dead_mask |= 1ull << ((first + i) % n);
+		if (f->kill_mask)
+			f->path_dead_mask = f->kill_mask;
 		f->kill_at_ns = UINT64_MAX;
 	}
 	if (f->now >= f->revive_at_ns) {
@@ -339,8 +347,7 @@ static void fx_paths_event(struct fx *f)
 
 int fx_run(struct fx *f, uint64_t limit_ns)
 {
-	fx_map_recvs(&f->a);
-	fx_map_recvs(&f->b);
+	fx_prepare(f);
 	while (!fx_done(f)) {
 		uint64_t t = UINT64_MAX, d;
 		unsigned int i;

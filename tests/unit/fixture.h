@@ -67,6 +67,7 @@ struct fx {
 	uint64_t pkts_sent, corrupted_delivered, corrupt_rejected;
 	uint64_t path_dead_mask;	/* bit per path: drops everything */
 	uint64_t kill_at_ns, revive_at_ns;
+	uint64_t kill_mask;	/* nonzero: paths killed at kill_at_ns */
 	uint64_t last_at[2][MRC_MAX_PATHS];
 	unsigned int nqueued;
 	uint64_t seq;
@@ -90,6 +91,12 @@ void fx_init(struct fx *f, const struct mrc_config *cfg,
 
 /* Run until every message completed or limit_ns passes; 0 on success. */
 int fx_run(struct fx *f, uint64_t limit_ns);
+
+/* Recompute SEND/receive matching after editing msgs[] by hand. */
+void fx_prepare(struct fx *f);
+/* Post pending sends and receives / drain and check completions. */
+void fx_post(struct fx *f, struct fx_ep *e);
+void fx_poll(struct fx_ep *e);
 
 /* Check payloads and accounting after fx_run(); 0 on success. */
 int fx_verify(struct fx *f);

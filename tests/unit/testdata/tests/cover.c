@@ -1,0 +1,1 @@
+/* Checker self-test input, not compiled.  covers: MR-TEST-001 */
