@@ -185,14 +185,16 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 	struct mrc_tx_pkt *t = mrc_txp(c, psn);
 	struct mrc_swqe *w = &c->sq[t->sq_idx];
 	struct mrc_path *p = &c->path[path];
+	u32 was_lost = t->state == MRC_TXP_LOST;
 	u8 flags = t->flags;
 	int ret;
 
 	if ((size_t)MR_DATA_LEN + t->len + MR_CRC_LEN > cap)
 		return -ENOBUFS;
-	if (t->tx_count)
-		flags |= MR_FLAG_RETX;
-	if (t->tx_count || (c->sq_pkt == c->sq_tail && c->lost_count == 0))
+	/* Resends and the last packet we have ask for an ACK at once. */
+	if (was_lost)
+		flags |= MR_FLAG_RETX | MR_FLAG_ACK_REQ;
+	if (c->sq_pkt == c->sq_tail && c->lost_count == was_lost)
 		flags |= MR_FLAG_ACK_REQ;
 	mrc_put_hdr(c, b, w->opcode == MRC_OP_SEND ? MR_OPC_SEND : MR_OPC_WRITE,
 		    flags, path, psn, now);
@@ -216,7 +218,7 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 	}
 	if (t->state == MRC_TXP_LOST)
 		c->lost_count--;
-	if (t->tx_count) {
+	if (was_lost) {
 		p->st.tx_retrans++;
 		c->st.tx_retrans++;
 	}

@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/* MetaRoCE mode behaviour, packet by packet. */
+#include "unit.h"
+#include <metaroce/wire.h>
+
+static struct mrc_path_stats pstats(struct fx_ep *e, unsigned int path)
+{
+	struct mrc_path_stats ps;
+
+	assert_int_equal(mrc_get_path_stats(e->conn, path, &ps), 0);
+	return ps;
+}
+
+static struct mrc_conn_stats cstats(struct fx_ep *e)
+{
+	struct mrc_conn_stats st;
+
+	mrc_get_stats(e->conn, &st);
+	return st;
+}
+
+/* Give p to dst and hand every packet dst answers with back to src. */
+static void deliver_and_ack(struct fx *f, struct fx_ep *src, struct fx_ep *dst,
+			    const struct pkt *p)
+{
+	struct pkt r;
+
+	assert_int_equal(give(f, dst, p), 0);
+	while ((r = take(f, dst)).len)
+		assert_int_equal(give(f, src, &r), 0);
+}
+
+/* covers: MR-ORDER-001 MR-ORDER-002 */
+static void out_of_order_send_is_placed_directly(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d[4];
+	int i;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_SEND, 4 * FX_MTU);
+	post(f);
+	for (i = 0; i < 4; i++)
+		d[i] = take(f, &f->a);
+	for (i = 3; i >= 0; i--) {
+		assert_int_equal(give(f, &f->b, &d[i]), 0);
+		/* placed at its offset on arrival, before its predecessors */
+		assert_int_equal(f->a.msgs[0].placed, (4 - i) * FX_MTU);
+		assert_int_equal(f->b.rbuf[0][i * FX_MTU],
+				 fx_byte(f->a.seed, 0, 0, i * FX_MTU));
+		fx_poll(&f->b);
+		assert_int_equal(f->b.recv_done, i == 0);
+	}
+	assert_int_equal(f->b.failures, 0);
+	pair_free(f);
+}
+
+/* covers: MR-ORDER-002 MR-ORDER-004 */
+static void receive_completions_follow_rc_order(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	struct fx *f = pair_new(&cfg);
+	struct pkt w0, w1, s1, s2;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 2 * FX_MTU);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	add_msg(&f->a, MRC_OP_SEND, 20);
+	post(f);
+	w0 = take(f, &f->a);
+	w1 = take(f, &f->a);
+	s1 = take(f, &f->a);
+	s2 = take(f, &f->a);
+	/* the second SEND lands in the second receive, whatever the order */
+	assert_int_equal(give(f, &f->b, &s2), 0);
+	assert_int_equal(f->a.msgs[2].placed, 20);
+	assert_int_equal(f->b.rbuf[1][0], fx_byte(f->a.seed, 0, 2, 0));
+	assert_int_equal(give(f, &f->b, &s1), 0);
+	assert_int_equal(f->b.rbuf[0][0], fx_byte(f->a.seed, 0, 1, 0));
+	assert_int_equal(give(f, &f->b, &w1), 0);
+	fx_poll(&f->b);
+	/* the WRITE before them is incomplete: no receive may complete */
+	assert_int_equal(f->b.recv_done, 0);
+	assert_int_equal(give(f, &f->b, &w0), 0);
+	fx_poll(&f->b);
+	assert_int_equal(f->b.recv_done, 2);
+	assert_int_equal(f->b.failures, 0);
+	pair_free(f);
+}
+
+/* covers: MR-ORDER-003 */
+static void send_completions_wait_for_the_ack(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+	struct pkt p, acks[8];
+	int n = 0, i;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 3 * FX_MTU);
+	add_msg(&f->a, MRC_OP_SEND, 0);
+	post(f);
+	while ((p = take(f, &f->a)).len)
+		assert_int_equal(give(f, &f->b, &p), 0);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.tx_done, 0);	/* delivered but not acked */
+	while ((p = take(f, &f->b)).len)
+		acks[n++] = p;
+	assert_true(n > 0);
+	for (i = 0; i < n; i++)
+		assert_int_equal(give(f, &f->a, &acks[i]), 0);
+	fx_poll(&f->a);
+	fx_poll(&f->b);
+	assert_int_equal(f->a.tx_done, 3);	/* in posting order */
+	assert_int_equal(f->b.recv_done, 2);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	pair_free(f);
+}
+
+/* covers: MR-LOSS-003 MR-LOSS-005 MR-PATH-005 */
+static void third_later_ack_on_the_path_declares_loss(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d[8], r;
+	int i;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 8 * FX_MTU);
+	post(f);
+	for (i = 0; i < 8; i++)
+		d[i] = take(f, &f->a);
+	for (i = 2; i < 8; i++)		/* round-robin spraying */
+		assert_int_equal(d[i].path, d[i - 2].path);
+	assert_int_not_equal(d[0].path, d[1].path);
+	/* d[0] is lost; the later packets on its path are d2, d4, d6 */
+	deliver_and_ack(f, &f->a, &f->b, &d[1]);
+	deliver_and_ack(f, &f->a, &f->b, &d[2]);
+	deliver_and_ack(f, &f->a, &f->b, &d[4]);
+	assert_int_equal(take(f, &f->a).len, 0);	/* 2 later: reordering */
+	assert_int_equal(pstats(&f->a, d[0].path).lost, 0);
+	deliver_and_ack(f, &f->a, &f->b, &d[6]);	/* 3 later: lost */
+	r = take(f, &f->a);
+	assert_true(r.len > 0);
+	assert_int_equal(be32(r.b + 8), be32(d[0].b + 8));
+	assert_true(r.b[2] & MR_FLAG_RETX);
+	assert_int_equal(r.path, d[1].path);		/* the other path */
+	assert_int_equal(pstats(&f->a, d[0].path).lost, 1);
+	pair_free(f);
+}
+
+/* covers: MR-LOSS-004 MR-CC-002 MR-PATH-004 */
+static void time_threshold_declares_loss(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d0, d1, r;
+	uint64_t rtt;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 2 * FX_MTU);
+	post(f);
+	d0 = take(f, &f->a);
+	d1 = take(f, &f->a);
+	f->now = 20000;
+	assert_int_equal(give(f, &f->b, &d1), 0);
+	r = take(f, &f->b);		/* immediate: there is a gap */
+	f->now = 40000;
+	assert_int_equal(give(f, &f->a, &r), 0);
+	assert_int_equal(take(f, &f->a).len, 0);
+	rtt = (uint64_t)(40000 >> 10) << 10;	/* ts resolution is 1024 ns */
+	assert_int_equal(pstats(&f->a, 0).srtt_ns, rtt);
+	assert_int_equal(pstats(&f->a, 0).rttvar_ns, rtt / 2);
+	/* loss timer at send time + 9/8 rtt, before the PTO */
+	assert_int_equal(mrc_next_deadline(f->a.conn), rtt + rtt / 8);
+	assert_int_equal(pstats(&f->a, 0).cwnd, 17);	/* slow start +1 */
+	fire(f, &f->a);
+	r = take(f, &f->a);
+	assert_true(r.len > 0);
+	assert_int_equal(be32(r.b + 8), be32(d0.b + 8));
+	assert_int_equal(pstats(&f->a, 0).cwnd, 8);	/* halved */
+	assert_int_equal(pstats(&f->a, 0).ptos, 0);
+	pair_free(f);
+}
+
+/* covers: MR-LOSS-006 MR-LOSS-007 MR-CC-003 */
+static void pto_fires_and_backs_off(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	uint64_t pto = cfg.initial_rtt_ns + 4 * (cfg.initial_rtt_ns / 2) +
+		       cfg.max_ack_delay_ns;
+	struct pkt r;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	assert_true(take(f, &f->a).len > 0);
+	assert_int_equal(mrc_next_deadline(f->a.conn), pto);
+	fire(f, &f->a);
+	assert_int_equal(pstats(&f->a, 0).ptos, 1);
+	assert_int_equal(pstats(&f->a, 0).lost, 1);
+	assert_int_equal(pstats(&f->a, 0).cwnd, 1);
+	r = take(f, &f->a);
+	assert_true(r.b[2] & MR_FLAG_RETX);
+	assert_int_equal(mrc_next_deadline(f->a.conn), pto + 2 * pto);
+	fire(f, &f->a);
+	assert_true(take(f, &f->a).len > 0);
+	assert_int_equal(mrc_next_deadline(f->a.conn), 3 * pto + 4 * pto);
+	pair_free(f);
+}
+
+/* covers: MR-LOSS-009 MR-FAIL-001 MR-FAIL-004 */
+static void retry_limit_fails_the_qp(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f;
+	struct mrc_send_wr wr = { .opcode = MRC_OP_SEND, .length = 1 };
+	int rounds = 0;
+
+	(void)state;
+	cfg.retry_cnt = 3;
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	add_msg(&f->a, MRC_OP_SEND, 20);
+	post(f);
+	while (!f->a.nstatus_err && rounds++ < 1000) {
+		while (take(f, &f->a).len)
+			;		/* the network eats everything */
+		fx_poll(&f->a);
+		if (!f->a.nstatus_err)
+			fire(f, &f->a);
+	}
+	assert_int_equal(f->a.nstatus_err, 2);
+	assert_int_equal(f->a.first_err_status, MRC_WC_RETRY_EXC_ERR);
+	assert_int_equal(pstats(&f->a, 0).state, MRC_PATH_FAILED);
+	assert_int_equal(pstats(&f->a, 1).state, MRC_PATH_FAILED);
+	/* every packet went out retry_cnt + 1 times at most */
+	assert_true(cstats(&f->a).tx_data <= 2 * (cfg.retry_cnt + 1));
+	assert_true(cstats(&f->a).tx_data >= cfg.retry_cnt + 1);
+	assert_int_equal(cstats(&f->a).in_error, 1);
+	assert_int_equal(mrc_post_send(f->a.conn, &wr, f->now), -EIO);
+	assert_int_equal(take(f, &f->a).len, 0);
+	pair_free(f);
+}
+
+/* covers: MR-LOSS-008 MR-LOSS-002 */
+static void duplicates_are_suppressed_and_reacked(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d0, d1, d2;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_SEND, 3 * FX_MTU);
+	post(f);
+	d0 = take(f, &f->a);
+	d1 = take(f, &f->a);
+	d2 = take(f, &f->a);
+	f->now = 1000;
+	assert_int_equal(give(f, &f->b, &d0), 0);
+	/* in order, ack_every = 2: delayed by at most max_ack_delay */
+	assert_int_equal(take(f, &f->b).len, 0);
+	assert_int_equal(mrc_next_deadline(f->b.conn),
+			 1000 + cfg.max_ack_delay_ns);
+	assert_int_equal(give(f, &f->b, &d0), 0);
+	assert_int_equal(cstats(&f->b).rx_dup, 1);
+	assert_int_equal(f->a.msgs[0].placed, FX_MTU);	/* placed once */
+	assert_true(take(f, &f->b).len > 0);		/* immediate ACK */
+	assert_int_equal(give(f, &f->b, &d1), 0);
+	assert_int_equal(give(f, &f->b, &d2), 0);
+	assert_int_equal(give(f, &f->b, &d1), 0);	/* old duplicate */
+	assert_int_equal(cstats(&f->b).rx_dup, 2);
+	assert_int_equal(f->a.msgs[0].placed, 3 * FX_MTU);
+	fx_poll(&f->b);
+	assert_int_equal(f->b.recv_done, 1);
+	assert_int_equal(f->b.failures, 0);
+	pair_free(f);
+}
+
+/* covers: MR-FAIL-001 MR-FAIL-002 MR-FAIL-003 MR-FAIL-005 MR-PATH-002 */
+static void dead_path_fails_over_and_is_readmitted(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f;
+	uint64_t before;
+	int i;
+
+	(void)state;
+	cfg.window = 8;
+	cfg.max_cwnd = 4;
+	cfg.init_cwnd = 4;
+	cfg.initial_rtt_ns = 20000;
+	cfg.probe_interval_ns = 200000;
+	f = pair_new(&cfg);
+	f->net.base_delay_ns = 10000;
+	f->net.fifo_paths = 1;
+	f->kill_at_ns = 0;
+	f->kill_mask = 1;		/* path 0 drops everything */
+	for (i = 0; i < 100; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	assert_int_equal(fx_run(f, 1000000000), 0);
+	assert_int_equal(fx_verify(f), 0);	/* all delivered via path 1 */
+	assert_int_equal(pstats(&f->a, 0).state, MRC_PATH_FAILED);
+	assert_true(pstats(&f->a, 0).ptos >= cfg.path_fail_ptos);
+	assert_true(pstats(&f->a, 0).tx_ctrl > 0);	/* probes */
+	assert_int_equal(pstats(&f->a, 1).state, MRC_PATH_UP);
+	before = pstats(&f->a, 0).tx_data;
+
+	f->path_dead_mask = 0;		/* the path heals */
+	f->kill_mask = 0;
+	for (i = 0; i < 100; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	assert_int_equal(fx_run(f, 2000000000), 0);
+	assert_int_equal(fx_verify(f), 0);
+	assert_int_equal(pstats(&f->a, 0).state, MRC_PATH_UP);
+	assert_true(pstats(&f->a, 0).tx_data > before + 100);
+	pair_free(f);
+}
+
+/* covers: MR-PATH-002 MR-PATH-004 MR-PATH-005 MR-CC-001 */
+static void spraying_uses_every_path_and_measures_each(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	struct fx *f = pair_new(&cfg);
+	uint64_t total = 0;
+	unsigned int k;
+	int i;
+
+	(void)state;
+	f->net.base_delay_ns = 10000;	/* path k: 10 + k us each way */
+	f->net.fifo_paths = 1;
+	for (i = 0; i < 200; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	assert_int_equal(fx_run(f, 1000000000), 0);
+	assert_int_equal(fx_verify(f), 0);
+	for (k = 0; k < 4; k++)
+		total += pstats(&f->a, k).tx_data;
+	for (k = 0; k < 4; k++) {
+		struct mrc_path_stats ps = pstats(&f->a, k);
+		int64_t expect = 2 * (10000 + 1000 * k);
+
+		assert_true(ps.tx_data * 8 > total);	/* > 1/8 each */
+		/* RTT per path, within the 1024 ns timestamp resolution */
+		assert_true((int64_t)ps.srtt_ns > expect - 3000);
+		assert_true((int64_t)ps.srtt_ns < expect + 3000);
+		assert_int_equal(ps.cwnd, cfg.max_cwnd);	/* grew to cap */
+	}
+	pair_free(f);
+}
+
+/* covers: MR-PATH-006 */
+static void admin_down_path_carries_nothing(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	struct fx *f = pair_new(&cfg);
+	int i;
+
+	(void)state;
+	f->net.base_delay_ns = 10000;
+	assert_int_equal(mrc_path_set_state(f->a.conn, 2, 0, 0), 0);
+	assert_int_equal(mrc_path_set_state(f->a.conn, 4, 0, 0), -EINVAL);
+	for (i = 0; i < 50; i++)
+		add_msg(&f->a, MRC_OP_SEND, 1000);
+	assert_int_equal(fx_run(f, 1000000000), 0);
+	assert_int_equal(fx_verify(f), 0);
+	assert_int_equal(pstats(&f->a, 2).tx_data, 0);
+	assert_int_equal(pstats(&f->a, 2).tx_ctrl, 0);	/* not probed */
+	assert_int_equal(pstats(&f->a, 2).state, MRC_PATH_ADMIN_DOWN);
+	assert_int_equal(mrc_path_set_state(f->a.conn, 2, 1, f->now), 0);
+	assert_int_equal(pstats(&f->a, 2).state, MRC_PATH_UP);
+	for (i = 0; i < 50; i++)
+		add_msg(&f->a, MRC_OP_SEND, 1000);
+	assert_int_equal(fx_run(f, 2000000000), 0);
+	assert_true(pstats(&f->a, 2).tx_data > 0);
+	pair_free(f);
+}
+
+/* covers: MR-FC-001 */
+static void window_caps_packets_in_flight(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	struct fx *f;
+	struct pkt d[8], r;
+	int i, n = 0;
+
+	(void)state;
+	cfg.window = 8;
+	f = pair_new(&cfg);
+	for (i = 0; i < 3; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	post(f);
+	while ((r = take(f, &f->a)).len)
+		d[n++ & 7] = r;
+	assert_int_equal(n, 8);
+	/* two packets acknowledged -> exactly two more may go */
+	assert_int_equal(give(f, &f->b, &d[0]), 0);
+	deliver_and_ack(f, &f->a, &f->b, &d[1]);
+	n = 0;
+	while (take(f, &f->a).len)
+		n++;
+	assert_int_equal(n, 2);
+	pair_free(f);
+}
+
+/* covers: MR-FC-002 MR-CC-004 */
+static void rnr_holds_send_until_a_receive_is_posted(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d, nak;
+
+	(void)state;
+	f->b.recv_window = 0;		/* the responder posts nothing yet */
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	post(f);
+	d = take(f, &f->a);
+	assert_int_equal(give(f, &f->b, &d), 0);
+	assert_int_equal(cstats(&f->b).rx_no_recv_wr, 1);
+	assert_int_equal(f->a.msgs[0].placed, 0);
+	nak = take(f, &f->b);
+	assert_int_equal(nak.b[33], MR_ACK_RNR);
+	assert_int_equal(be32(nak.b + 28), be32(d.b + 8));
+	assert_int_equal(give(f, &f->a, &nak), 0);
+	assert_int_equal(take(f, &f->a).len, 0);	/* held */
+	assert_int_equal(mrc_next_deadline(f->a.conn),
+			 f->now + cfg.rnr_timer_ns);
+	assert_int_equal(pstats(&f->a, d.path).cwnd, cfg.init_cwnd);
+	assert_int_equal(pstats(&f->a, d.path).lost, 0);
+	f->b.recv_window = 8;
+	fx_post(f, &f->b);
+	fire(f, &f->a);
+	d = take(f, &f->a);
+	assert_true(d.b[2] & MR_FLAG_RETX);
+	assert_int_equal(give(f, &f->b, &d), 0);
+	flush_all(f);
+	assert_int_equal(f->b.recv_done, 1);
+	assert_int_equal(f->a.tx_done, 1);
+	assert_int_equal(f->a.nstatus_err, 0);
+	pair_free(f);
+}
+
+/* covers: MR-FC-002 */
+static void rnr_retry_exhaustion(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f;
+
+	(void)state;
+	cfg.rnr_retry = 0;
+	f = pair_new(&cfg);
+	f->b.recv_window = 0;
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	post(f);
+	flush_all(f);
+	assert_int_equal(f->a.nstatus_err, 1);
+	assert_int_equal(f->a.first_err_status, MRC_WC_RNR_RETRY_EXC_ERR);
+	pair_free(f);
+}
+
+/* covers: MR-FC-003 */
+static void send_longer_than_receive(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+
+	(void)state;
+	f->b.recv_window = 0;
+	assert_int_equal(mrc_post_recv(f->b.conn, 0, 10), 0);
+	f->b.recv_posted = 1;
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	post(f);
+	flush_all(f);
+	assert_int_equal(f->b.first_err_status, MRC_WC_LOC_LEN_ERR);
+	assert_int_equal(f->a.first_err_status, MRC_WC_REM_INV_REQ_ERR);
+	assert_int_equal(cstats(&f->a).in_error, 1);
+	assert_int_equal(cstats(&f->b).in_error, 1);
+	pair_free(f);
+}
+
+/* covers: MR-FC-004 */
+static void write_with_bad_rkey(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+	struct mrc_send_wr wr = { .wr_id = 0, .opcode = MRC_OP_RDMA_WRITE,
+				  .length = 10, .rkey = FX_RKEY + 1 };
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 10);
+	fx_prepare(f);
+	assert_int_equal(mrc_post_send(f->a.conn, &wr, 0), 0);
+	f->a.posted = 1;
+	flush_all(f);
+	assert_int_equal(f->a.first_err_status, MRC_WC_REM_ACCESS_ERR);
+	assert_int_equal(cstats(&f->b).rx_place_err, 1);
+	pair_free(f);
+}
+
+/* covers: MR-CONN-003 */
+static void psn_wraps_at_24_bits(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f;
+	struct pkt d[8];
+	int i;
+
+	(void)state;
+	cfg.local_psn = 0xfffffd;
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 8 * FX_MTU);
+	add_msg(&f->a, MRC_OP_SEND, 5);
+	post(f);
+	for (i = 0; i < 8; i++)
+		d[i] = take(f, &f->a);
+	assert_int_equal(be32(d[2].b + 8), 0xffffff);
+	assert_int_equal(be32(d[3].b + 8), 0);
+	for (i = 7; i >= 0; i--)
+		assert_int_equal(give(f, &f->b, &d[i]), 0);
+	flush_all(f);
+	assert_int_equal(fx_verify(f), 0);
+	pair_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(out_of_order_send_is_placed_directly),
+		cmocka_unit_test(receive_completions_follow_rc_order),
+		cmocka_unit_test(send_completions_wait_for_the_ack),
+		cmocka_unit_test(third_later_ack_on_the_path_declares_loss),
+		cmocka_unit_test(time_threshold_declares_loss),
+		cmocka_unit_test(pto_fires_and_backs_off),
+		cmocka_unit_test(retry_limit_fails_the_qp),
+		cmocka_unit_test(duplicates_are_suppressed_and_reacked),
+		cmocka_unit_test(dead_path_fails_over_and_is_readmitted),
+		cmocka_unit_test(spraying_uses_every_path_and_measures_each),
+		cmocka_unit_test(admin_down_path_carries_nothing),
+		cmocka_unit_test(window_caps_packets_in_flight),
+		cmocka_unit_test(rnr_holds_send_until_a_receive_is_posted),
+		cmocka_unit_test(rnr_retry_exhaustion),
+		cmocka_unit_test(send_longer_than_receive),
+		cmocka_unit_test(write_with_bad_rkey),
+		cmocka_unit_test(psn_wraps_at_24_bits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
