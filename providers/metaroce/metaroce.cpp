@@ -131,11 +131,21 @@ err_free:
 	return nullptr;
 }
 
+/*
+ * Nothing to match by table, but the table must exist: when any device in
+ * the system has a driver id (rxe, mlx5, ...), v44's try_drivers() runs
+ * match_driver_id() on every provider, and that walks match_table up to its
+ * sentinel without a NULL check.
+ */
+const struct verbs_match_ent match_table[] = {
+	{}, /* VERBS_MATCH_SENTINEL */
+};
+
 const struct verbs_device_ops device_ops = {
 	.name = "metaroce",
 	.match_min_abi_version = METAROCE_UVERBS_ABI_VERSION,
 	.match_max_abi_version = METAROCE_UVERBS_ABI_VERSION,
-	.match_table = nullptr,
+	.match_table = match_table,
 	.static_providers = nullptr,
 	.match_device = match_device,
 	.alloc_context = alloc_context,

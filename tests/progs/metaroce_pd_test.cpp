@@ -18,6 +18,7 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <infiniband/verbs.h>
@@ -165,6 +166,42 @@ void check_pds(ibv_context *ctx, const std::string &dev, unsigned count)
 	CHECK(kernel_pd_count(dev) == base, "stale dealloc changed the PD count");
 }
 
+/* PDs allocated from several threads at once on one context. */
+void check_concurrent_pds(ibv_context *ctx, const std::string &dev)
+{
+	constexpr unsigned threads = 4, per_thread = 64;
+	long base = kernel_pd_count(dev);
+	std::vector<std::vector<ibv_pd *>> pds(threads);
+	std::vector<std::thread> workers;
+
+	for (unsigned t = 0; t < threads; t++)
+		workers.emplace_back([ctx, &mine = pds[t]] {
+			for (unsigned i = 0; i < per_thread; i++)
+				if (ibv_pd *pd = ibv_alloc_pd(ctx))
+					mine.push_back(pd);
+		});
+	for (auto &w : workers)
+		w.join();
+
+	std::set<uint32_t> handles;
+	size_t total = 0;
+	for (auto &mine : pds) {
+		total += mine.size();
+		for (ibv_pd *pd : mine)
+			handles.insert(pd->handle);
+	}
+	CHECK(total == threads * per_thread, "%zu of %u concurrent PDs", total,
+	      threads * per_thread);
+	CHECK(handles.size() == total, "%zu distinct handles for %zu PDs",
+	      handles.size(), total);
+	CHECK(kernel_pd_count(dev) == base + static_cast<long>(total),
+	      "kernel does not list the concurrent PDs");
+	for (auto &mine : pds)
+		for (ibv_pd *pd : mine)
+			CHECK(ibv_dealloc_pd(pd) == 0, "ibv_dealloc_pd");
+	CHECK(kernel_pd_count(dev) == base, "concurrent PDs not freed");
+}
+
 void check_unsupported(ibv_context *ctx)
 {
 	ibv_alloc_dm_attr dm_attr = {};
@@ -261,6 +298,7 @@ int main(int argc, char **argv)
 	if (max_pd && count > max_pd / 2)
 		count = max_pd / 2; /* leave room for other users of the device */
 	check_pds(ctx, dev, count);
+	check_concurrent_pds(ctx, dev);
 	check_unsupported(ctx);
 	measure_pd_rate(ctx, rounds);
 	CHECK(ibv_close_device(ctx) == 0, "ibv_close_device");

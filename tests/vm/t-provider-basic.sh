@@ -38,6 +38,14 @@ ip link set mrv1 up
 rdma link add "$dev" type metaroce netdev mrv0
 rdma link show "$dev/1"
 
+# A device libibverbs has no provider for is not listed: the checks below
+# see our provider, not some other one claiming mr0.
+lists_dev() { awk -v d="$dev" '$1 == d { found = 1 } END { exit !found }'; }
+ibv_devices 2>/dev/null | lists_dev && fail "$dev listed before the provider is installed"
+# The uninstalled build tree, through the environment.
+RDMAV_DRIVERS=$build/providers/metaroce/libmetaroce ibv_devices 2>&1 | lists_dev ||
+	fail "RDMAV_DRIVERS=<build>/providers/metaroce/libmetaroce does not find $dev"
+
 if declare -F vm_install_provider >/dev/null; then
 	vm_install_provider "$build"
 else
@@ -46,10 +54,18 @@ else
 		/etc/libibverbs.d/metaroce.driver
 fi
 
+# A soft-RoCE device next to ours: each provider must claim only its own.
+modprobe rdma_rxe
+rdma link add rxe0 type rxe netdev mrv1
+
 echo "== ibv_devices"
-ibv_devices | tee "$RESULTS/ibv_devices.txt"
-awk -v d="$dev" '$1 == d { found = 1 } END { exit !found }' "$RESULTS/ibv_devices.txt" ||
-	fail "ibv_devices does not list $dev"
+ibv_devices 2>"$RESULTS/ibv_devices.err" | tee "$RESULTS/ibv_devices.txt"
+cat "$RESULTS/ibv_devices.err"
+lists_dev <"$RESULTS/ibv_devices.txt" || fail "ibv_devices does not list $dev"
+grep -qw rxe0 "$RESULTS/ibv_devices.txt" || fail "ibv_devices does not list rxe0"
+# libibverbs and the provider only write to stderr about problems.
+[ -s "$RESULTS/ibv_devices.err" ] && fail "ibv_devices complained (above)"
+ibv_devinfo -d rxe0 >/dev/null || fail "rxe0 cannot be opened"
 
 echo "== ibv_devinfo -v -d $dev"
 ibv_devinfo -v -d "$dev" >"$RESULTS/ibv_devinfo.txt" 2>&1 ||
@@ -65,7 +81,8 @@ echo "== metaroce_pd_test"
 	fail "metaroce_pd_test failed"
 
 # Every context is closed: the device and the module must go away cleanly.
+rdma link delete rxe0
 rdma link delete "$dev"
-ibv_devices | awk -v d="$dev" '$1 == d { exit 1 }' || fail "$dev still listed after delete"
+ibv_devices 2>/dev/null | lists_dev && fail "$dev still listed after delete"
 rmmod rdma_metaroce
 echo "PASS: provider basic on $KVER"
