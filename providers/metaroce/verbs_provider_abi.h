@@ -127,6 +127,8 @@ struct verbs_mr; /* driver.h; only passed by pointer here */
 /*
  * driver.h: struct verbs_device_ops, the provider's registration record.
  * libibverbs keeps the pointer, so it must have static storage duration.
+ * match_table must not be NULL even for a provider that matches in
+ * match_device only: init.c match_driver_id() walks it unchecked.
  */
 struct verbs_device_ops {
 	const char *name;
