@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+# shellcheck shell=bash
+#
+# Helpers of the rdma_metaroce.ko guest tests (tests/vm/t-kernel-*.sh),
+# sourced inside a vmtest.sh guest.  Uses the testbed's guest-lib.sh when it
+# is there.
+
+[ -n "${VMTEST_LIB:-}" ] && [ -r "$VMTEST_LIB" ] && . "$VMTEST_LIB"
+
+fail() { echo "FAIL: $*"; exit 1; }
+step() { echo "== $*"; }
+
+# mr_ko BUILD_DIR: path of the module built for the running kernel.
+mr_ko() {
+	local ko=$1/kernel/$KVER/rdma_metaroce.ko
+	[ -f "$ko" ] || fail "$ko not built"
+	echo "$ko"
+}
+
+# mr_load KO: load the module and what it needs from the guest kernel.
+mr_load() {
+	modprobe ib_uverbs || fail "modprobe ib_uverbs"
+	insmod "$1" || fail "insmod $1"
+	[ -d /sys/module/rdma_metaroce ] || fail "rdma_metaroce not loaded"
+}
+
+mr_unload() {
+	rmmod rdma_metaroce || fail "rmmod rdma_metaroce"
+	[ ! -d /sys/module/rdma_metaroce ] || fail "rdma_metaroce still loaded"
+}
+
+# mr_wait DESCRIPTION CMD...: poll CMD until it succeeds, fail after 30 s.
+# A bound on how long to wait for ib_core's work items, not a timing check.
+mr_wait() {
+	local what=$1 i
+	shift
+	for ((i = 0; i < 300; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	fail "timed out waiting for $what"
+}
+
+# mr_expect_error MESSAGE CMD...: CMD must fail and print MESSAGE (the
+# strerror text of the expected errno) on stderr.
+mr_expect_error() {
+	local msg=$1 err
+	shift
+	if err=$("$@" 2>&1); then
+		fail "'$*' succeeded, expected '$msg'"
+	fi
+	case $err in
+	*"$msg"*) echo "ok: '$*' -> $err" ;;
+	*) fail "'$*' failed with '$err', expected '$msg'" ;;
+	esac
+}
+
+# mr_veth A B: a veth pair, both ends up.
+mr_veth() {
+	ip link add "$1" type veth peer name "$2" || fail "veth $1/$2"
+	ip link set "$1" up && ip link set "$2" up || fail "veth $1/$2 up"
+}
+
+# mr_port_state DEV: the port's state name from sysfs (ACTIVE, DOWN, ...).
+mr_port_state() {
+	local s
+	s=$(cat "/sys/class/infiniband/$1/ports/1/state") || return 1
+	echo "${s#*: }"
+}
+
+# mr_port_is DEV STATE
+mr_port_is() { [ "$(mr_port_state "$1")" = "$2" ]; }
+
+mr_dev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
+mr_dev_gone() { [ ! -e "/sys/class/infiniband/$1" ]; }
+
+# mr_header_abi_version: METAROCE_UVERBS_ABI_VERSION from the uapi header.
+mr_header_abi_version() {
+	local v
+	v=$(sed -n 's/^#define METAROCE_UVERBS_ABI_VERSION[[:space:]]\+\([0-9]\+\).*/\1/p' \
+		"$METAROCE_SRC/include/uapi/rdma/metaroce-abi.h")
+	[ -n "$v" ] || fail "no METAROCE_UVERBS_ABI_VERSION in metaroce-abi.h"
+	echo "$v"
+}
