@@ -7,8 +7,9 @@
 # Loads the module, creates mr0 on a veth, installs the provider from
 # BUILD_DIR, and checks that libibverbs finds and opens the device
 # (ibv_devices, ibv_devinfo) and that tests/progs/metaroce_pd_test passes;
-# finally removes the device and unloads the module.  Leaves ibv_devinfo.txt
-# and pd_test.txt in $RESULTS.
+# finally removes the device and unloads the module.  The PD test also runs
+# on an rxe0 next to mr0 as a reference.  Leaves ibv_devices.txt,
+# ibv_devinfo.txt, pd_test.txt and pd_test_rxe.txt in $RESULTS.
 set -euo pipefail
 
 build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
@@ -79,6 +80,12 @@ grep -Eq 'link_layer:[[:space:]]+Ethernet' "$RESULTS/ibv_devinfo.txt" ||
 echo "== metaroce_pd_test"
 "$build/tests/progs/metaroce_pd_test" --device "$dev" 2>&1 | tee "$RESULTS/pd_test.txt" ||
 	fail "metaroce_pd_test failed"
+
+# The same program on rxe0: the kernel's soft-RoCE as the reference for
+# both the test's expectations and the rates.
+echo "== metaroce_pd_test on rxe0 (reference)"
+"$build/tests/progs/metaroce_pd_test" --device rxe0 2>&1 | tee "$RESULTS/pd_test_rxe.txt" ||
+	fail "metaroce_pd_test fails on rxe0 too: the test or the guest is broken"
 
 # Every context is closed: the device and the module must go away cleanly.
 rdma link delete rxe0
