@@ -14,28 +14,16 @@ set -euo pipefail
 
 build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
 dev=mr0
-fail() { echo "FAIL: $*"; exit 1; }
+# fail, step, mr_ko, mr_load, mr_unload, mr_veth, mr_dev_gone
+# shellcheck source=../../kernel/guest-test-lib.sh
+. "$METAROCE_SRC/kernel/guest-test-lib.sh"
 
-# shellcheck source=guest-lib.sh
-[ -n "${VMTEST_LIB:-}" ] && [ -r "$VMTEST_LIB" ] && . "$VMTEST_LIB"
-
-ko=$build/kernel/$KVER/rdma_metaroce.ko
-[ -f "$ko" ] || fail "$ko not built"
+ko=$(mr_ko "$build")
 provider=$build/providers/metaroce/libmetaroce-rdmav34.so
 [ -f "$provider" ] || fail "$provider not built"
 
-if declare -F vm_load_module >/dev/null; then
-	vm_load_module "$ko"
-else
-	modprobe ib_uverbs
-	modprobe ip6_udp_tunnel
-	modprobe udp_tunnel
-	insmod "$ko"
-fi
-
-ip link add mrv0 type veth peer name mrv1
-ip link set mrv0 up
-ip link set mrv1 up
+mr_load "$ko"
+mr_veth mrv0 mrv1
 rdma link add "$dev" type metaroce netdev mrv0
 rdma link show "$dev/1"
 
@@ -59,7 +47,7 @@ fi
 modprobe rdma_rxe
 rdma link add rxe0 type rxe netdev mrv1
 
-echo "== ibv_devices"
+step ibv_devices
 ibv_devices 2>"$RESULTS/ibv_devices.err" | tee "$RESULTS/ibv_devices.txt"
 cat "$RESULTS/ibv_devices.err"
 lists_dev <"$RESULTS/ibv_devices.txt" || fail "ibv_devices does not list $dev"
@@ -68,7 +56,7 @@ grep -qw rxe0 "$RESULTS/ibv_devices.txt" || fail "ibv_devices does not list rxe0
 [ -s "$RESULTS/ibv_devices.err" ] && fail "ibv_devices complained (above)"
 ibv_devinfo -d rxe0 >/dev/null || fail "rxe0 cannot be opened"
 
-echo "== ibv_devinfo -v -d $dev"
+step "ibv_devinfo -v -d $dev"
 ibv_devinfo -v -d "$dev" >"$RESULTS/ibv_devinfo.txt" 2>&1 ||
 	{ cat "$RESULTS/ibv_devinfo.txt"; fail "ibv_devinfo -d $dev failed"; }
 cat "$RESULTS/ibv_devinfo.txt"
@@ -77,19 +65,20 @@ grep -Eq 'state:[[:space:]]+PORT_ACTIVE' "$RESULTS/ibv_devinfo.txt" ||
 grep -Eq 'link_layer:[[:space:]]+Ethernet' "$RESULTS/ibv_devinfo.txt" ||
 	fail "link layer of $dev not Ethernet"
 
-echo "== metaroce_pd_test"
+step metaroce_pd_test
 "$build/tests/progs/metaroce_pd_test" --device "$dev" 2>&1 | tee "$RESULTS/pd_test.txt" ||
 	fail "metaroce_pd_test failed"
 
 # The same program on rxe0: the kernel's soft-RoCE as the reference for
 # both the test's expectations and the rates.
-echo "== metaroce_pd_test on rxe0 (reference)"
+step "metaroce_pd_test on rxe0 (reference)"
 "$build/tests/progs/metaroce_pd_test" --device rxe0 2>&1 | tee "$RESULTS/pd_test_rxe.txt" ||
 	fail "metaroce_pd_test fails on rxe0 too: the test or the guest is broken"
 
 # Every context is closed: the device and the module must go away cleanly.
 rdma link delete rxe0
 rdma link delete "$dev"
+mr_dev_gone "$dev" || fail "$dev still in sysfs after delete"
 ibv_devices 2>/dev/null | lists_dev && fail "$dev still listed after delete"
-rmmod rdma_metaroce
+mr_unload
 echo "PASS: provider basic on $KVER"
