@@ -111,6 +111,14 @@ Conn &HostApp::conn_to(uint32_t peer)
 	cfg.num_paths = num_paths();
 	if (tcfg_.window)
 		cfg.window = tcfg_.window;
+	if (tcfg_.initial_rtt_ns)
+		cfg.initial_rtt_ns = tcfg_.initial_rtt_ns;
+	if (tcfg_.max_ack_delay_ns)
+		cfg.max_ack_delay_ns = tcfg_.max_ack_delay_ns;
+	if (tcfg_.granularity_ns)
+		cfg.granularity_ns = tcfg_.granularity_ns;
+	if (tcfg_.rto_ns)
+		cfg.rto_ns = tcfg_.rto_ns;
 	int ret = mrc_conn_init(c.core(), &cfg, &core_callbacks, &c, now_ns());
 	NS_ABORT_MSG_IF(ret, "mrc_conn_init failed: " << ret);
 	return c;
@@ -162,9 +170,8 @@ int HostApp::read_payload(Conn &c, uint64_t wr_id, uint32_t offset, void *dst,
 {
 	if (wr_id >= c.sends.size())
 		return -EINVAL;
-	uint8_t *out = static_cast<uint8_t *>(dst);
-	for (uint32_t i = 0; i < len; i++)
-		out[i] = pattern_byte(index_, c.peer, wr_id, offset + i);
+	pattern_fill(index_, c.peer, wr_id, offset, static_cast<uint8_t *>(dst),
+		     len);
 	return 0;
 }
 
@@ -177,10 +184,9 @@ int HostApp::place_send(Conn &c, uint64_t wr_id, uint32_t offset,
 		metrics_.placements_out_of_range++;
 		return -EINVAL;
 	}
-	const uint8_t *in = static_cast<const uint8_t *>(src);
-	for (uint32_t i = 0; i < len; i++)
-		if (in[i] != pattern_byte(c.peer, index_, wr_id, offset + i))
-			metrics_.bytes_corrupted++;
+	metrics_.bytes_corrupted +=
+		pattern_mismatches(c.peer, index_, wr_id, offset,
+				   static_cast<const uint8_t *>(src), len);
 	metrics_.count_placed(now_ns(), len);
 	return 0;
 }
@@ -203,8 +209,12 @@ void HostApp::drain_completions(Conn &c)
 		Flow &f = metrics_.flows[id];
 		if (wc.status != MRC_WC_SUCCESS) {
 			metrics_.completion_errors++;
-			if (!f.status)
+			if (!f.status && f.done_ns == NOT_YET) {
 				f.status = wc.status;
+				metrics_.flows_failed++;
+				if (metrics_.flow_finished)
+					metrics_.flow_finished(id);
+			}
 			continue;
 		}
 		if (wc.opcode != MRC_OP_RECV) {
@@ -214,25 +224,37 @@ void HostApp::drain_completions(Conn &c)
 		f.done_ns = now_ns();
 		metrics_.bytes_delivered += wc.byte_len;
 		metrics_.flows_done++;
-		if (metrics_.flow_delivered)
-			metrics_.flow_delivered(id);
+		if (metrics_.flow_finished)
+			metrics_.flow_finished(id);
 	}
 	post_pending(c);
 }
 
+/*
+ * A deadline at or before the last mrc_handle_timeout() means the core is
+ * waiting to transmit (an ACK due while the NIC is busy, say): the pump
+ * will ask for the packet; re-firing the timer at the same instant would
+ * spin. Check back after TIMER_RETRY_NS in case nothing else wakes it.
+ */
+constexpr uint64_t TIMER_RETRY_NS = 1000;
+
 void HostApp::rearm_timer(Conn &c)
 {
 	uint64_t deadline = mrc_next_deadline(c.core());
-	if (deadline != c.timer_at) {
-		c.timer.Cancel();
-		c.timer_at = deadline;
-		if (deadline != UINT64_MAX) {
-			uint64_t now = now_ns();
-			uint64_t delay = deadline > now ? deadline - now : 0;
-			c.timer = Simulator::Schedule(NanoSeconds(delay),
-						      &HostApp::on_timer, this, &c);
-		}
+	uint64_t at = deadline;
+
+	if (deadline != UINT64_MAX) {
+		at = std::max(deadline, now_ns());
+		if (c.timeout_ran && at <= c.timeout_ran_ns)
+			at = c.timeout_ran_ns + TIMER_RETRY_NS;
 	}
+	if (at == c.timer_at)
+		return;
+	c.timer.Cancel();
+	c.timer_at = at;
+	if (at != UINT64_MAX)
+		c.timer = Simulator::Schedule(NanoSeconds(at - now_ns()),
+					      &HostApp::on_timer, this, &c);
 }
 
 /* Collect completions, re-arm the connection's timer and let it transmit. */
@@ -251,7 +273,9 @@ void HostApp::after_core_call(Conn &c)
 void HostApp::on_timer(Conn *c)
 {
 	c->timer_at = UINT64_MAX;
-	mrc_handle_timeout(c->core(), now_ns());
+	c->timeout_ran = true;
+	c->timeout_ran_ns = now_ns();
+	mrc_handle_timeout(c->core(), c->timeout_ran_ns);
 	after_core_call(*c);
 }
 

@@ -41,6 +41,15 @@ struct TransportConfig {
 	uint32_t entropies = 2;		/* UDP source ports per plane */
 	uint32_t mtu = 4096;		/* core payload bytes per packet */
 	uint32_t window = 0;		/* 0: core default */
+	/*
+	 * Timer knobs; 0 keeps the core default. The core's defaults suit a
+	 * kernel on a millisecond-scale testbed; a 100G fabric has RTTs of
+	 * microseconds, so metaroce-sim passes fabric-scale values.
+	 */
+	uint64_t initial_rtt_ns = 0;
+	uint64_t max_ack_delay_ns = 0;
+	uint64_t granularity_ns = 0;
+	uint64_t rto_ns = 0;		/* RoCEv2 retransmission timeout */
 };
 
 class HostApp;
@@ -53,6 +62,8 @@ struct Conn {
 	std::unique_ptr<uint64_t[]> mem;	/* struct mrc_conn storage */
 	ns3::EventId timer;
 	uint64_t timer_at = UINT64_MAX;
+	bool timeout_ran = false;
+	uint64_t timeout_ran_ns = 0;	/* last mrc_handle_timeout() */
 	bool active = false;		/* may have a packet to send */
 	/* Flow ids of messages to this peer: all, and not yet posted. */
 	std::vector<uint32_t> sends;

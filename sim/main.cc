@@ -112,10 +112,11 @@ RunResult run_once(const RunConfig &rc)
 		apps[m.flows[id].src]->conn_to(m.flows[id].dst);
 		apps[m.flows[id].dst]->expect(id);
 	}
-	m.flow_delivered = [&](uint32_t id) {
-		for (uint32_t next : m.flows[id].then_start)
-			apps[m.flows[next].src]->start_flow(next);
-		if (m.flows_done == m.flows.size())
+	m.flow_finished = [&](uint32_t id) {
+		if (!m.flows[id].status)
+			for (uint32_t next : m.flows[id].then_start)
+				apps[m.flows[next].src]->start_flow(next);
+		if (m.flows_done + m.flows_failed >= m.flows.size())
 			Simulator::Stop();
 	};
 	for (uint32_t id : initial_flows(m.flows))
@@ -201,6 +202,8 @@ void usage(FILE *out)
 		"  --message-size BYTES          per message / allreduce chunk\n"
 		"  --link-gbps G --link-delay-us D --plane-skew-us S\n"
 		"  --entropies E --mtu BYTES --window PKTS\n"
+		"  --initial-rtt-us T --ack-delay-us T --granularity-us T\n"
+		"  --rto-us T                    core timers (20, 2, 2 us; 0: core default)\n"
 		"  --seed S --max-sim-ms T\n"
 		"  --json | --csv                output format (default json)\n");
 }
@@ -296,6 +299,13 @@ void print_csv(const RunConfig &rc, const RunResult &r, const RunResult &ref)
 int main(int argc, char **argv)
 {
 	RunConfig rc;
+	/*
+	 * Fabric-scale timers: the base RTT here is a few microseconds, the
+	 * core's defaults assume a millisecond-scale software testbed.
+	 */
+	rc.transport.initial_rtt_ns = 20000;
+	rc.transport.max_ack_delay_ns = 2000;
+	rc.transport.granularity_ns = 2000;
 	bool csv = false;
 	bool entropies_set = false;
 	Args a{ argc, argv };
@@ -353,6 +363,14 @@ int main(int argc, char **argv)
 			rc.transport.mtu = a.number();
 		} else if (opt == "--window") {
 			rc.transport.window = a.number();
+		} else if (opt == "--initial-rtt-us") {
+			rc.transport.initial_rtt_ns = a.number() * 1e3;
+		} else if (opt == "--ack-delay-us") {
+			rc.transport.max_ack_delay_ns = a.number() * 1e3;
+		} else if (opt == "--granularity-us") {
+			rc.transport.granularity_ns = a.number() * 1e3;
+		} else if (opt == "--rto-us") {
+			rc.transport.rto_ns = a.number() * 1e3;
 		} else if (opt == "--max-sim-ms") {
 			rc.max_sim_ms = a.number();
 		} else if (opt == "--json") {
