@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+//
+// Per-packet cost of the sans-IO transport core (Google Benchmark).
+//
+//   Transfer         lossless RDMA WRITEs between two connections: the whole
+//                    per-packet work of both ends (build, CRC, parse, place,
+//                    ACK) per data packet, by mode and number of paths.
+//   ReceiveInOrder   receiver only: a window of data packets fed in PSN order.
+//   ReceiveReversed  the same window fed last-first: every packet is out of
+//                    order until the last, the receiver's worst case.
+//   SackProcessing   sender only: the ACKs that answer a window of which
+//                    every other packet was lost, i.e. the largest SACK
+//                    state, by window size.
+//
+// Time is a simulated clock advanced per packet; nothing here sleeps.
+#include <benchmark/benchmark.h>
+
+#include <metaroce/core.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace {
+
+constexpr uint32_t kMtu = 1024;
+constexpr uint32_t kRkey = 0x77;
+constexpr size_t kPktCap = MRC_MAX_PKT_LEN(kMtu);
+
+int read_payload(void *, uint64_t wr_id, uint32_t offset, void *dst,
+		 uint32_t len)
+{
+	std::memset(dst, static_cast<int>((wr_id + offset) & 0xff), len);
+	return 0;
+}
+
+int place_send(void *, uint64_t, uint32_t, const void *src, uint32_t len)
+{
+	benchmark::DoNotOptimize(src);
+	benchmark::DoNotOptimize(len);
+	return 0;
+}
+
+int place_write(void *, uint32_t rkey, uint64_t, const void *src,
+		uint32_t len)
+{
+	benchmark::DoNotOptimize(src);
+	benchmark::DoNotOptimize(len);
+	return rkey == kRkey ? 0 : -13; // -EACCES for a foreign rkey
+}
+
+constexpr mrc_callbacks kCallbacks = {read_payload, place_send, place_write};
+
+struct ConnDeleter {
+	void operator()(mrc_conn *c) const { std::free(c); }
+};
+using ConnPtr = std::unique_ptr<mrc_conn, ConnDeleter>;
+
+ConnPtr alloc_conn()
+{
+	size_t sz = (mrc_conn_size() + 63) & ~size_t(63);
+	return ConnPtr(static_cast<mrc_conn *>(std::aligned_alloc(64, sz)));
+}
+
+mrc_config make_config(mrc_mode mode, uint32_t paths, uint32_t window,
+		       bool a_side)
+{
+	mrc_config cfg;
+	mrc_config_default(&cfg, mode);
+	cfg.mtu = kMtu;
+	cfg.num_paths = paths;
+	cfg.window = window;
+	cfg.local_qpn = a_side ? 0x11 : 0x22;
+	cfg.remote_qpn = a_side ? 0x22 : 0x11;
+	cfg.local_psn = a_side ? 100 : 200;
+	cfg.remote_psn = a_side ? 200 : 100;
+	return cfg;
+}
+
+// Two connections joined back to back; packets cross instantly.
+struct Pair {
+	ConnPtr a = alloc_conn(), b = alloc_conn();
+	uint64_t now = 1'000'000;
+	std::array<uint8_t, kPktCap> buf{};
+
+	Pair(mrc_mode mode, uint32_t paths, uint32_t window, uint32_t cwnd = 0)
+	{
+		init(a.get(), mode, paths, window, true, cwnd);
+		init(b.get(), mode, paths, window, false, cwnd);
+	}
+
+	void init(mrc_conn *c, mrc_mode mode, uint32_t paths, uint32_t window,
+		  bool a_side, uint32_t cwnd)
+	{
+		mrc_config cfg = make_config(mode, paths, window, a_side);
+		if (cwnd)
+			cfg.init_cwnd = cfg.max_cwnd = cwnd;
+		if (mrc_conn_init(c, &cfg, &kCallbacks, nullptr, now))
+			std::abort();
+	}
+
+	// Move every packet a has to send into b; returns how many moved.
+	static uint64_t pump(mrc_conn *from, mrc_conn *to, uint8_t *buf,
+			     uint64_t &now)
+	{
+		uint64_t n = 0;
+		unsigned int path;
+		int len;
+		while ((len = mrc_next_packet(from, buf, kPktCap, &path, now)) > 0) {
+			now += 100; // 100 ns per packet of simulated time
+			mrc_recv_packet(to, buf, static_cast<size_t>(len), path, now);
+			n++;
+		}
+		return n;
+	}
+};
+
+void drain(mrc_conn *c)
+{
+	mrc_completion wc;
+	while (mrc_poll_completion(c, &wc) > 0)
+		benchmark::DoNotOptimize(wc);
+}
+
+// args: mode, paths
+void BM_Transfer(benchmark::State &state)
+{
+	auto mode = static_cast<mrc_mode>(state.range(0));
+	auto paths = static_cast<uint32_t>(state.range(1));
+	Pair p(mode, paths, 256);
+	constexpr uint32_t kMsg = 64 * 1024;
+	uint64_t wr_id = 0, data_pkts = 0;
+
+	for (auto _ : state) {
+		mrc_send_wr wr{};
+		wr.wr_id = ++wr_id;
+		wr.opcode = MRC_OP_RDMA_WRITE;
+		wr.length = kMsg;
+		wr.rkey = kRkey;
+		wr.remote_addr = 0x10000;
+		if (mrc_post_send(p.a.get(), &wr, p.now))
+			state.SkipWithError("post_send failed");
+		// Run until the message completes at the sender.
+		for (int round = 0; round < 100000; round++) {
+			data_pkts += Pair::pump(p.a.get(), p.b.get(), p.buf.data(), p.now);
+			Pair::pump(p.b.get(), p.a.get(), p.buf.data(), p.now);
+			mrc_completion wc;
+			if (mrc_poll_completion(p.a.get(), &wc) > 0)
+				break;
+			uint64_t dl = mrc_next_deadline(p.b.get());
+			if (dl != UINT64_MAX) {
+				if (dl > p.now)
+					p.now = dl;
+				mrc_handle_timeout(p.b.get(), p.now);
+			}
+		}
+		drain(p.b.get());
+	}
+	mrc_conn_stats st;
+	mrc_get_stats(p.a.get(), &st);
+	if (st.tx_retrans)
+		state.SkipWithError("lossless transfer retransmitted");
+	state.SetItemsProcessed(static_cast<int64_t>(data_pkts));
+	state.SetBytesProcessed(static_cast<int64_t>(wr_id) * kMsg);
+	state.counters["ns/pkt"] = benchmark::Counter(
+		static_cast<double>(data_pkts),
+		benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// One window of data packets as the sender first emits them.
+std::vector<std::vector<uint8_t>> window_of_packets(Pair &p, uint32_t window,
+						    std::vector<unsigned> &paths)
+{
+	mrc_send_wr wr{};
+	wr.wr_id = 1;
+	wr.opcode = MRC_OP_RDMA_WRITE;
+	wr.length = window * kMtu;
+	wr.rkey = kRkey;
+	wr.remote_addr = 0x10000;
+	if (mrc_post_send(p.a.get(), &wr, p.now))
+		std::abort();
+	std::vector<std::vector<uint8_t>> pkts;
+	unsigned int path;
+	int len;
+	while ((len = mrc_next_packet(p.a.get(), p.buf.data(), kPktCap, &path,
+				      p.now)) > 0) {
+		pkts.emplace_back(p.buf.begin(), p.buf.begin() + len);
+		paths.push_back(path);
+	}
+	return pkts;
+}
+
+void receive_window(benchmark::State &state, bool reversed)
+{
+	auto window = static_cast<uint32_t>(state.range(0));
+	Pair p(MRC_MODE_METAROCE, 1, window, window);
+	std::vector<unsigned> paths;
+	auto pkts = window_of_packets(p, window, paths);
+	if (pkts.size() != window) {
+		state.SkipWithError("sender did not fill the window");
+		return;
+	}
+	for (auto _ : state) {
+		state.PauseTiming();
+		p.init(p.b.get(), MRC_MODE_METAROCE, 1, window, false, window);
+		state.ResumeTiming();
+		for (size_t i = 0; i < pkts.size(); i++) {
+			size_t k = reversed ? pkts.size() - 1 - i : i;
+			p.now += 100;
+			if (mrc_recv_packet(p.b.get(), pkts[k].data(), pkts[k].size(),
+					    paths[k], p.now) < 0)
+				state.SkipWithError("data packet rejected");
+		}
+	}
+	state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * window);
+}
+
+void BM_ReceiveInOrder(benchmark::State &state) { receive_window(state, false); }
+void BM_ReceiveReversed(benchmark::State &state) { receive_window(state, true); }
+
+// args: window
+void BM_SackProcessing(benchmark::State &state)
+{
+	auto window = static_cast<uint32_t>(state.range(0));
+	uint64_t acks = 0;
+	for (auto _ : state) {
+		state.PauseTiming();
+		Pair p(MRC_MODE_METAROCE, 1, window, window);
+		std::vector<unsigned> paths;
+		auto pkts = window_of_packets(p, window, paths);
+		for (size_t i = 0; i < pkts.size(); i += 2) // every other one lost
+			mrc_recv_packet(p.b.get(), pkts[i].data(), pkts[i].size(),
+					paths[i], p.now);
+		std::vector<std::vector<uint8_t>> ack_pkts;
+		unsigned int path;
+		int len;
+		while ((len = mrc_next_packet(p.b.get(), p.buf.data(), kPktCap,
+					      &path, p.now)) > 0)
+			ack_pkts.emplace_back(p.buf.begin(), p.buf.begin() + len);
+		p.now += 10'000;
+		state.ResumeTiming();
+		for (auto &ack : ack_pkts)
+			mrc_recv_packet(p.a.get(), ack.data(), ack.size(), 0, p.now);
+		acks += ack_pkts.size();
+	}
+	state.counters["acks/iter"] = benchmark::Counter(
+		static_cast<double>(acks) / static_cast<double>(state.iterations()));
+	state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * window);
+}
+
+} // namespace
+
+BENCHMARK(BM_Transfer)
+	->ArgNames({"mode", "paths"})
+	->Args({MRC_MODE_ROCEV2, 1})
+	->Args({MRC_MODE_METAROCE, 1})
+	->Args({MRC_MODE_METAROCE, 4})
+	->Args({MRC_MODE_METAROCE, 8})
+	->Args({MRC_MODE_METAROCE, 16});
+BENCHMARK(BM_ReceiveInOrder)->ArgName("window")->RangeMultiplier(2)->Range(32, MRC_MAX_WINDOW);
+BENCHMARK(BM_ReceiveReversed)->ArgName("window")->RangeMultiplier(2)->Range(32, MRC_MAX_WINDOW);
+BENCHMARK(BM_SackProcessing)->ArgName("window")->RangeMultiplier(2)->Range(32, MRC_MAX_WINDOW);
+
+BENCHMARK_MAIN();
