@@ -561,7 +561,12 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 			c->ack_syndrome = MR_ACK_INV_REQ;
 			c->ack_nak_psn = psn;
 			mrc_schedule_ack(c, path, 1, now);
-			c->rq_head += idx;	/* fail this WR, flush the rest */
+			/* Earlier receives are flushed, this one failed. */
+			for (; idx; idx--, c->rq_head++) {
+				r = &c->rq[c->rq_head % MRC_MAX_RQ];
+				mrc_push_cqe(c, r->wr_id, 0, MRC_OP_RECV,
+					     MRC_WC_WR_FLUSH_ERR);
+			}
 			mrc_conn_fail(c, MRC_WC_WR_FLUSH_ERR,
 				      MRC_WC_LOC_LEN_ERR);
 			return 0;
@@ -579,7 +584,8 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 	} else if (plen) {
 		u64 raddr = mrc_get_be64(b + 32) + off;
 
-		if (c->cb.place_write(c->user, rkey_ssn, raddr, payload, plen)) {
+		if (c->cb.place_write(c->user, rkey_ssn, raddr, payload,
+				      plen)) {
 			c->st.rx_place_err++;
 			c->ack_syndrome = MR_ACK_REM_ACCESS;
 			c->ack_nak_psn = psn;
@@ -698,7 +704,7 @@ void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 		struct mrc_path *p = &c->path[i];
 
 		if (p->in_flight && p->last_send_ns + mrc_pto(c, p) <= now) {
-			/* PTO (MR-LOSS-006): everything on p is presumed lost. */
+			/* PTO (MR-LOSS-006/007): all on p presumed lost. */
 			for (psn = c->snd_una; psn != c->snd_nxt;
 			     psn = mrc_psn_add(psn, 1)) {
 				struct mrc_tx_pkt *t = mrc_txp(c, psn);

@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 /* Compile-time capacities: they size struct mrc_conn. */
-#define MRC_MAX_PATHS		16	/* paths (planes x entropies) per conn */
+#define MRC_MAX_PATHS		16	/* paths (planes x entropies) */
 #define MRC_MAX_WINDOW		512	/* packets in flight / receive window */
 #define MRC_MAX_SQ		128	/* outstanding send WRs */
 #define MRC_MAX_RQ		128	/* posted receive WRs */
@@ -101,12 +101,12 @@ struct mrc_config {
 	uint32_t mode;		/* enum mrc_mode */
 	uint32_t local_qpn;	/* 24 bit */
 	uint32_t remote_qpn;	/* 24 bit */
-	uint32_t mtu;		/* payload bytes per packet, MIN..MAX_MTU */
+	uint32_t mtu;		/* payload bytes per packet */
 	uint32_t num_paths;	/* 1..MRC_MAX_PATHS; ROCEV2 uses path 0 */
-	uint32_t window;	/* max packets in flight (BDP cap), 1..MAX_WINDOW */
+	uint32_t window;	/* max packets in flight (BDP cap) */
 	uint32_t local_psn;	/* first PSN we send (24 bit) */
 	uint32_t remote_psn;	/* first PSN the peer sends (24 bit) */
-	uint32_t retry_cnt;	/* retransmissions per packet before RETRY_EXC */
+	uint32_t retry_cnt;	/* resends per packet before RETRY_EXC */
 	uint32_t rnr_retry;	/* RNR retries per message, 7 = infinite */
 	uint32_t path_fail_ptos; /* consecutive PTOs that fail a path */
 	uint32_t init_cwnd;	/* per-path initial window, packets */

@@ -480,6 +480,40 @@ static void send_longer_than_receive(void **state)
 	pair_free(f);
 }
 
+/* covers: MR-FC-003 */
+static void length_error_on_a_later_receive_completes_every_wr(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+	struct mrc_completion wc;
+	struct pkt s0, s1;
+
+	(void)state;
+	f->b.recv_window = 0;
+	assert_int_equal(mrc_post_recv(f->b.conn, 0, 2048), 0);
+	assert_int_equal(mrc_post_recv(f->b.conn, 1, 10), 0);
+	assert_int_equal(mrc_post_recv(f->b.conn, 2, 2048), 0);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	post(f);
+	s0 = take(f, &f->a);
+	s1 = take(f, &f->a);
+	assert_int_equal(give(f, &f->b, &s1), 0);	/* too long for #1 */
+	assert_int_equal(mrc_poll_completion(f->b.conn, &wc), 1);
+	assert_int_equal(wc.wr_id, 0);
+	assert_int_equal(wc.status, MRC_WC_WR_FLUSH_ERR);
+	assert_int_equal(mrc_poll_completion(f->b.conn, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, MRC_WC_LOC_LEN_ERR);
+	assert_int_equal(mrc_poll_completion(f->b.conn, &wc), 1);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, MRC_WC_WR_FLUSH_ERR);
+	assert_int_equal(mrc_poll_completion(f->b.conn, &wc), 0);
+	assert_int_equal(give(f, &f->b, &s0), 0);	/* QP in error: ignored */
+	assert_int_equal(mrc_poll_completion(f->b.conn, &wc), 0);
+	pair_free(f);
+}
+
 /* covers: MR-FC-004 */
 static void write_with_bad_rkey(void **state)
 {
@@ -542,6 +576,7 @@ int main(void)
 		cmocka_unit_test(rnr_holds_send_until_a_receive_is_posted),
 		cmocka_unit_test(rnr_retry_exhaustion),
 		cmocka_unit_test(send_longer_than_receive),
+		cmocka_unit_test(length_error_on_a_later_receive_completes_every_wr),
 		cmocka_unit_test(write_with_bad_rkey),
 		cmocka_unit_test(psn_wraps_at_24_bits),
 	};
