@@ -201,7 +201,7 @@ void usage(FILE *out)
 		"  --fail-plane I --fail-at-ms T [--fail-for-ms D]\n"
 		"  --message-size BYTES          per message / allreduce chunk\n"
 		"  --link-gbps G --link-delay-us D --plane-skew-us S\n"
-		"  --entropies E --mtu BYTES --window PKTS\n"
+		"  --entropies E --mtu BYTES --window PKTS (default 512)\n"
 		"  --initial-rtt-us T --ack-delay-us T --granularity-us T\n"
 		"  --rto-us T                    core timers (20, 2, 2 us; 0: core default)\n"
 		"  --seed S --max-sim-ms T\n"
@@ -306,6 +306,12 @@ int main(int argc, char **argv)
 	rc.transport.initial_rtt_ns = 20000;
 	rc.transport.max_ack_delay_ns = 2000;
 	rc.transport.granularity_ns = 2000;
+	/*
+	 * The largest window the core supports: 128 packets (its default) is
+	 * about one BDP of an 8 x 100G host, so every hole at the window's
+	 * left edge stalls the sender until it is repaired.
+	 */
+	rc.transport.window = MRC_MAX_WINDOW;
 	bool csv = false;
 	bool entropies_set = false;
 	Args a{ argc, argv };
