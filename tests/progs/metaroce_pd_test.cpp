@@ -6,7 +6,9 @@
  * independently of libibverbs, by counting the device's PDs in the kernel's
  * resource tracker (`rdma resource show pd dev <name>`).
  *
- *   metaroce_pd_test [--device NAME] [--count N] [--rounds R]
+ *   metaroce_pd_test [--device NAME] [--count N] [--rounds R] [--exhaust]
+ *
+ * --exhaust also allocates PDs until the device refuses (max_pd of them).
  *
  * Prints "FAIL: ..." lines and exits 1 on any failed check; prints
  * measurements as "metric <name> <value> <unit>" lines; exits 0 otherwise.
@@ -202,6 +204,46 @@ void check_concurrent_pds(ibv_context *ctx, const std::string &dev)
 	CHECK(kernel_pd_count(dev) == base, "concurrent PDs not freed");
 }
 
+/*
+ * Allocate until the device refuses: that must happen exactly at max_pd
+ * (counting PDs others hold), fail cleanly with an errno, and leave the
+ * device usable once PDs are freed.
+ */
+void check_pd_exhaustion(ibv_context *ctx, const std::string &dev, uint32_t max_pd)
+{
+	long base = kernel_pd_count(dev);
+	std::vector<ibv_pd *> pds;
+	int err = 0;
+
+	pds.reserve(max_pd);
+	auto start = std::chrono::steady_clock::now();
+	while (pds.size() <= max_pd) {
+		errno = 0;
+		ibv_pd *pd = ibv_alloc_pd(ctx);
+		if (!pd) {
+			err = errno;
+			break;
+		}
+		pds.push_back(pd);
+	}
+	CHECK(static_cast<long>(pds.size()) == max_pd - base,
+	      "allocated %zu PDs, max_pd %u with %ld held by others", pds.size(),
+	      max_pd, base);
+	CHECK(err != 0, "failed allocation did not set errno");
+	std::chrono::duration<double> fill_s = std::chrono::steady_clock::now() - start;
+	std::printf("info PD %zu refused with errno %d (%s) after %.2f s\n",
+		    pds.size() + 1, err, std::strerror(err), fill_s.count());
+	/* (Not counted while full: listing 32k PDs takes the rdma tool a minute.) */
+
+	for (ibv_pd *pd : pds)
+		CHECK(ibv_dealloc_pd(pd) == 0, "ibv_dealloc_pd");
+	ibv_pd *pd = ibv_alloc_pd(ctx);
+	CHECK(pd, "no PD after freeing the exhausted ones: %s", std::strerror(errno));
+	if (pd)
+		CHECK(ibv_dealloc_pd(pd) == 0, "ibv_dealloc_pd");
+	CHECK(kernel_pd_count(dev) == base, "PDs left after exhaustion");
+}
+
 void check_unsupported(ibv_context *ctx)
 {
 	ibv_alloc_dm_attr dm_attr = {};
@@ -273,6 +315,7 @@ int main(int argc, char **argv)
 	std::string dev = "mr0";
 	unsigned count = 1000, rounds = 2000;
 	uint32_t max_pd = 0;
+	bool exhaust = false;
 
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -283,9 +326,11 @@ int main(int argc, char **argv)
 			count = parse_uint(argv[++i]);
 		else if (a == "--rounds" && i + 1 < argc)
 			rounds = parse_uint(argv[++i]);
+		else if (a == "--exhaust")
+			exhaust = true;
 		else {
 			std::fprintf(stderr,
-				     "usage: %s [--device NAME] [--count N] [--rounds R]\n",
+				     "usage: %s [--device NAME] [--count N] [--rounds R] [--exhaust]\n",
 				     argv[0]);
 			return 2;
 		}
@@ -299,6 +344,8 @@ int main(int argc, char **argv)
 		count = max_pd / 2; /* leave room for other users of the device */
 	check_pds(ctx, dev, count);
 	check_concurrent_pds(ctx, dev);
+	if (exhaust)
+		check_pd_exhaustion(ctx, dev, max_pd);
 	check_unsupported(ctx);
 	measure_pd_rate(ctx, rounds);
 	CHECK(ibv_close_device(ctx) == 0, "ibv_close_device");

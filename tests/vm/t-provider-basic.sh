@@ -66,7 +66,7 @@ grep -Eq 'link_layer:[[:space:]]+Ethernet' "$RESULTS/ibv_devinfo.txt" ||
 	fail "link layer of $dev not Ethernet"
 
 step metaroce_pd_test
-"$build/tests/progs/metaroce_pd_test" --device "$dev" 2>&1 | tee "$RESULTS/pd_test.txt" ||
+"$build/tests/progs/metaroce_pd_test" --device "$dev" --exhaust 2>&1 | tee "$RESULTS/pd_test.txt" ||
 	fail "metaroce_pd_test failed"
 
 # The same program on rxe0: the kernel's soft-RoCE as the reference for
