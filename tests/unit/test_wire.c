@@ -220,6 +220,31 @@ static void config_validation(void **state)
 	free(conn);
 }
 
+/* covers: MR-CONN-006 */
+static void fixed_capacities_report_errors(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct mrc_send_wr wr = { .opcode = MRC_OP_SEND, .length = 10 };
+	struct fx *f = pair_new(&cfg);
+	uint8_t small[64];
+	unsigned int path, i;
+
+	(void)state;
+	for (i = 0; i < MRC_MAX_SQ; i++)
+		assert_int_equal(mrc_post_send(f->a.conn, &wr, 0), 0);
+	assert_int_equal(mrc_post_send(f->a.conn, &wr, 0), -ENOSPC);
+	for (i = 0; i < MRC_MAX_RQ; i++)
+		assert_int_equal(mrc_post_recv(f->b.conn, i, 10), 0);
+	assert_int_equal(mrc_post_recv(f->b.conn, i, 10), -ENOSPC);
+	wr.opcode = MRC_OP_RECV;
+	assert_int_equal(mrc_post_send(f->b.conn, &wr, 0), -EINVAL);
+	/* a buffer below MRC_MAX_PKT_LEN(mtu) is refused, nothing is lost */
+	assert_int_equal(mrc_next_packet(f->a.conn, small, sizeof(small),
+					 &path, 0), -ENOBUFS);
+	assert_true(MRC_MAX_PKT_LEN(FX_MTU) >= 16 + 24 + FX_MTU + 4);
+	pair_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +254,7 @@ int main(void)
 		cmocka_unit_test(ack_with_sack_ranges),
 		cmocka_unit_test(malformed_packets_are_counted_and_dropped),
 		cmocka_unit_test(config_validation),
+		cmocka_unit_test(fixed_capacities_report_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
