@@ -298,8 +298,6 @@ void HostApp::StartApplication()
 			NS_ABORT_MSG_IF(
 				tx->Bind(InetSocketAddress(a, ENTROPY_PORT_BASE + e)),
 				"bind failed");
-			/* ECT(0), so RED marks instead of dropping. */
-			tx->SetIpTos(0x02);
 			tx_socks_.push_back(tx);
 		}
 	}
@@ -390,8 +388,12 @@ void HostApp::pump()
 		path_to_wire(*c, path, plane, entropy);
 		uint16_t dport = tcfg_.mode == MRC_MODE_ROCEV2 ? ROCE_UDP_PORT
 							      : MR_UDP_PORT;
-		tx_socks_[plane * tcfg_.entropies + entropy]->SendTo(
-			Create<Packet>(buf_.data(), n), 0,
+		Ptr<Packet> pkt = Create<Packet>(buf_.data(), n);
+		/* ECT(0), so RED marks instead of dropping early. */
+		SocketIpTosTag tos;
+		tos.SetTos(0x02);
+		pkt->AddPacketTag(tos);
+		tx_socks_[plane * tcfg_.entropies + entropy]->SendTo(pkt, 0,
 			InetSocketAddress(fabric_.address(c->peer, plane), dport));
 		tx_packets_++;
 
