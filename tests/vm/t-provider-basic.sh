@@ -31,16 +31,18 @@ rdma link show "$dev/1"
 # see our provider, not some other one claiming mr0.
 lists_dev() { awk -v d="$dev" '$1 == d { found = 1 } END { exit !found }'; }
 ibv_devices 2>/dev/null | lists_dev && fail "$dev listed before the provider is installed"
-# The uninstalled build tree, through the environment.
+# The uninstalled build tree, through the environment and through its own
+# config file (which names the .so by absolute path).
+build_driver=$build/providers/metaroce/libibverbs.d/metaroce.driver
 RDMAV_DRIVERS=$build/providers/metaroce/libmetaroce ibv_devices 2>&1 | lists_dev ||
 	fail "RDMAV_DRIVERS=<build>/providers/metaroce/libmetaroce does not find $dev"
+install -m 644 "$build_driver" /etc/libibverbs.d/metaroce.driver
+ibv_devices 2>&1 | lists_dev || fail "$build_driver does not find $dev"
 
+# The rest runs on the provider installed as `cmake --install` does it
+# (copied into libibverbs' provider directory, "driver metaroce").
 if declare -F vm_install_provider >/dev/null; then
 	vm_install_provider "$build"
-else
-	# The build tree's config file names the .so by absolute path.
-	install -m 644 "$build/providers/metaroce/libibverbs.d/metaroce.driver" \
-		/etc/libibverbs.d/metaroce.driver
 fi
 
 # A soft-RoCE device next to ours: each provider must claim only its own.
