@@ -196,16 +196,13 @@ void HostApp::drain_completions(Conn &c)
 	struct mrc_completion wc;
 
 	while (mrc_poll_completion(c.core(), &wc) == 1) {
-		uint32_t id;
-		if (wc.opcode == MRC_OP_RECV) {
-			if (wc.wr_id >= c.recvs_posted)
-				continue;
-			id = c.recvs[wc.wr_id];
-		} else {
-			if (wc.wr_id >= c.sends.size())
-				continue;
-			id = c.sends[wc.wr_id];
+		bool recv = wc.opcode == MRC_OP_RECV;
+		if (wc.wr_id >= (recv ? c.recvs_posted : c.sends.size())) {
+			/* A completion for a WR never posted: a core bug. */
+			metrics_.completion_errors++;
+			continue;
 		}
+		uint32_t id = recv ? c.recvs[wc.wr_id] : c.sends[wc.wr_id];
 		Flow &f = metrics_.flows[id];
 		if (wc.status != MRC_WC_SUCCESS) {
 			metrics_.completion_errors++;
@@ -217,7 +214,7 @@ void HostApp::drain_completions(Conn &c)
 			}
 			continue;
 		}
-		if (wc.opcode != MRC_OP_RECV) {
+		if (!recv) {
 			f.sent_ns = now_ns();
 			continue;
 		}
