@@ -29,16 +29,16 @@ mr_unload() {
 	[ ! -d /sys/module/rdma_metaroce ] || fail "rdma_metaroce still loaded"
 }
 
-# mr_wait DESCRIPTION CMD...: poll CMD until it succeeds, fail after 30 s.
-# A bound on how long to wait for ib_core's work items, not a timing check.
+# mr_wait DESCRIPTION CMD...: poll CMD until it succeeds, fail after 30 s
+# of wall time.  A bound on how long to wait for ib_core's work items, not
+# a timing check.
 mr_wait() {
-	local what=$1 i
+	local what=$1 end=$((SECONDS + 30))
 	shift
-	for ((i = 0; i < 300; i++)); do
-		"$@" && return 0
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || fail "timed out waiting for $what"
 		sleep 0.1
 	done
-	fail "timed out waiting for $what"
 }
 
 # mr_expect_error MESSAGE CMD...: CMD must fail and print MESSAGE (the
