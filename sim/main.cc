@@ -47,6 +47,7 @@ struct RunResult {
 	uint64_t bytes_corrupted = 0;
 	uint64_t placements_out_of_range = 0;
 	uint64_t completion_errors = 0;
+	int first_error_status = 0;	/* enum mrc_wc_status of a failed flow */
 	uint64_t rx_unmatched = 0;
 	uint64_t core_tx_errors = 0;
 	struct mrc_conn_stats core = {};
@@ -135,6 +136,8 @@ RunResult run_once(const RunConfig &rc)
 		r.bytes_offered += f.bytes;
 		if (f.start_ns != NOT_YET)
 			r.start_ns = std::min(r.start_ns, f.start_ns);
+		if (f.status && !r.first_error_status)
+			r.first_error_status = f.status;
 		if (f.done_ns == NOT_YET)
 			continue;
 		r.end_ns = std::max(r.end_ns, f.done_ns);
@@ -252,11 +255,12 @@ void print_json(const RunConfig &rc, const RunResult &r, const RunResult &ref,
 	       "\"fct_p50_us\":%.3f,\"fct_p99_us\":%.3f,"
 	       "\"bytes_offered\":%" PRIu64 ",\"bytes_delivered\":%" PRIu64 ","
 	       "\"bytes_corrupted\":%" PRIu64 ",\"flows\":%" PRIu64 ","
-	       "\"flows_completed\":%" PRIu64 ",\"completion_errors\":%" PRIu64 ",",
+	       "\"flows_completed\":%" PRIu64 ",\"completion_errors\":%" PRIu64 ","
+	       "\"first_error_status\":%d,",
 	       r.goodput_gbps, ref.goodput_gbps, ratio, r.core.tx_retrans,
 	       r.fct_p50_us, r.fct_p99_us, r.bytes_offered, r.bytes_delivered,
 	       r.bytes_corrupted, r.flows_total, r.flows_done,
-	       r.completion_errors);
+	       r.completion_errors, r.first_error_status);
 	printf("\"data_packets\":%" PRIu64 ",\"ctrl_packets\":%" PRIu64 ","
 	       "\"rx_duplicates\":%" PRIu64 ",\"rx_bad_crc\":%" PRIu64 ","
 	       "\"rx_malformed\":%" PRIu64 ",\"rx_out_of_window\":%" PRIu64 ","
