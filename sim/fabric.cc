@@ -160,6 +160,8 @@ void Fabric::set_plane_up(uint32_t plane, bool up)
 		else
 			ip->SetDown(iface);
 	}
+	if (cfg_.fail_notify && plane_listener_)
+		plane_listener_(plane, up);
 }
 
 uint64_t Fabric::queue_drops() const

@@ -13,6 +13,7 @@
 #define METAROCE_SIM_FABRIC_H
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "ns3/core-module.h"
@@ -48,6 +49,11 @@ struct FabricConfig {
 	double fail_at_ms = 0.0;
 	/* ... and comes back after fail_for_ms (0: never; a link flap if > 0). */
 	double fail_for_ms = 0.0;
+	/*
+	 * Whether hosts learn of it (as a NIC sees carrier loss on its link to
+	 * a dead switch); if not, the transport has to detect it.
+	 */
+	bool fail_notify = false;
 };
 
 class Fabric {
@@ -64,6 +70,11 @@ public:
 	uint64_t error_drops() const { return error_drops_; }
 	uint64_t queue_drops() const;
 	uint64_t ecn_marks() const;
+	/* Told of plane state changes when config().fail_notify is set. */
+	void set_plane_listener(std::function<void(uint32_t plane, bool up)> f)
+	{
+		plane_listener_ = std::move(f);
+	}
 
 private:
 	void set_plane_up(uint32_t plane, bool up);
@@ -76,6 +87,7 @@ private:
 	std::vector<std::vector<uint32_t>> switch_ifaces_;
 	std::vector<ns3::Ptr<ns3::QueueDisc>> switch_qdiscs_;
 	uint64_t error_drops_ = 0;
+	std::function<void(uint32_t, bool)> plane_listener_;
 };
 
 } // namespace metaroce_sim

@@ -143,6 +143,20 @@ void HostApp::start_flow(uint32_t flow_id)
 	after_core_call(c);
 }
 
+void HostApp::set_plane_state(uint32_t plane, bool up)
+{
+	for (auto &kv : conns_) {
+		Conn &c = kv.second;
+		for (unsigned int path = 0; path < num_paths(); path++) {
+			uint32_t p, entropy;
+			path_to_wire(c, path, p, entropy);
+			if (p == plane)
+				mrc_path_set_state(c.core(), path, up, now_ns());
+		}
+		after_core_call(c);
+	}
+}
+
 /* Keep the core's send and receive queues as full as it accepts. */
 void HostApp::post_pending(Conn &c)
 {

@@ -86,6 +86,8 @@ public:
 	void expect(uint32_t flow_id);	/* this host is the flow's receiver */
 	/* Post the flow's message now (this host is its sender). */
 	void start_flow(uint32_t flow_id);
+	/* The host's link to a plane went down or came back. */
+	void set_plane_state(uint32_t plane, bool up);
 
 	uint32_t index() const { return index_; }
 	void add_stats(struct mrc_conn_stats &sum) const;

@@ -109,6 +109,10 @@ RunResult run_once(const RunConfig &rc)
 		app->SetStartTime(Seconds(0));
 		apps.push_back(app);
 	}
+	fabric.set_plane_listener([&](uint32_t plane, bool up) {
+		for (const auto &app : apps)
+			app->set_plane_state(plane, up);
+	});
 	for (uint32_t id = 0; id < m.flows.size(); id++) {
 		apps[m.flows[id].src]->conn_to(m.flows[id].dst);
 		apps[m.flows[id].dst]->expect(id);
@@ -201,7 +205,7 @@ void usage(FILE *out)
 		"  --nodes K --planes P          hosts and planes (64 x 8)\n"
 		"  --loss P                      Bernoulli loss per packet\n"
 		"  --burst-loss P [--burst-len L] bursty loss, mean rate P\n"
-		"  --fail-plane I --fail-at-ms T [--fail-for-ms D]\n"
+		"  --fail-plane I --fail-at-ms T [--fail-for-ms D] [--fail-notify]\n"
 		"  --message-size BYTES          per message / allreduce chunk\n"
 		"  --link-gbps G --link-delay-us D --plane-skew-us S\n"
 		"  --entropies E --mtu BYTES --window PKTS (default 512)\n"
@@ -358,6 +362,8 @@ int main(int argc, char **argv)
 			rc.fabric.fail_at_ms = a.number();
 		} else if (opt == "--fail-for-ms") {
 			rc.fabric.fail_for_ms = a.number();
+		} else if (opt == "--fail-notify") {
+			rc.fabric.fail_notify = true;
 		} else if (opt == "--message-size") {
 			rc.message_bytes = a.number();
 		} else if (opt == "--link-gbps") {

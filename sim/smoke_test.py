@@ -69,6 +69,16 @@ def plane_failure(sim):
     # What was in flight on the dead plane had to be sent again.
     assert r["retransmitted_packets"] > 0, r
 
+    # Hosts told of the failure take its paths down at once, which must
+    # beat finding out by timeouts.
+    args = ["--workload", "all-to-all", "--message-size", "1000000",
+            "--fail-plane", "0", "--fail-at-ms", "0.02"]
+    told = run(sim, *args, "--fail-notify")
+    check_delivery(told)
+    untold = run(sim, *args)
+    check_delivery(untold)
+    assert told["goodput_gbps"] > untold["goodput_gbps"], (told, untold)
+
 
 def burst_loss(sim):
     r = run(sim, "--workload", "incast", "--message-size", "262144",
