@@ -2,10 +2,14 @@
 # shellcheck shell=bash
 #
 # Helpers of the rdma_metaroce.ko guest tests (tests/vm/t-kernel-*.sh),
-# sourced inside a vmtest.sh guest.  Uses the testbed's guest-lib.sh when it
-# is there.
+# sourced inside a vmtest.sh guest, on top of the testbed's guest-lib.sh.
 
-[ -n "${VMTEST_LIB:-}" ] && [ -r "$VMTEST_LIB" ] && . "$VMTEST_LIB"
+[ -n "${VMTEST_LIB:-}" ] && [ -r "$VMTEST_LIB" ] || {
+	echo "FAIL: VMTEST_LIB not set: run under tests/vm/vmtest.sh"
+	exit 1
+}
+# shellcheck source=../tests/vm/guest-lib.sh
+. "$VMTEST_LIB"
 
 fail() { echo "FAIL: $*"; exit 1; }
 step() { echo "== $*"; }
@@ -17,28 +21,19 @@ mr_ko() {
 	echo "$ko"
 }
 
-# mr_load KO: load the module and what it needs from the guest kernel.
-mr_load() {
-	modprobe ib_uverbs || fail "modprobe ib_uverbs"
-	insmod "$1" || fail "insmod $1"
-	[ -d /sys/module/rdma_metaroce ] || fail "rdma_metaroce not loaded"
-}
+mr_load() { vm_load_module "$1" || fail "loading $1"; }
 
 mr_unload() {
 	rmmod rdma_metaroce || fail "rmmod rdma_metaroce"
 	[ ! -d /sys/module/rdma_metaroce ] || fail "rdma_metaroce still loaded"
 }
 
-# mr_wait DESCRIPTION CMD...: poll CMD until it succeeds, fail after 30 s
-# of wall time.  A bound on how long to wait for ib_core's work items, not
-# a timing check.
+# mr_wait DESCRIPTION CMD...: poll CMD until it succeeds, fail after 30 s.
+# A bound on how long to wait for ib_core's work items, not a timing check.
 mr_wait() {
-	local what=$1 end=$((SECONDS + 30))
+	local what=$1
 	shift
-	until "$@"; do
-		[ "$SECONDS" -lt "$end" ] || fail "timed out waiting for $what"
-		sleep 0.1
-	done
+	vm_wait_until 30 "$@" || fail "timed out waiting for $what"
 }
 
 # mr_expect_error MESSAGE CMD...: CMD must fail and print MESSAGE (the

@@ -25,12 +25,7 @@ mr_veth mrv0 mrv1
 ip addr add 10.99.0.1/24 dev mrv0
 rdma link add mr0 type metaroce netdev mrv0
 
-if declare -F vm_install_provider >/dev/null; then
-	vm_install_provider "$build"
-else
-	install -m 644 "$build/providers/metaroce/libibverbs.d/metaroce.driver" \
-		/etc/libibverbs.d/metaroce.driver
-fi
+vm_install_provider "$build" || fail "installing the provider from $build"
 
 step "ibv_devices"
 ibv_devices | tee devices.txt
