@@ -67,7 +67,7 @@ vm_wait_until() {
 # dependencies, unloads an older copy, then insmods it. Loading an unsigned
 # module taints the kernel; the dmesg check expects that.
 vm_load_module() {
-	local ko=${1:?usage: vm_load_module PATH.ko [PARAM=VALUE...]} info name= vermagic= deps= k v
+	local ko=${1:?usage: vm_load_module PATH.ko [PARAM=VALUE...]} info name='' vermagic='' deps='' k v
 	shift
 	[ -f "$ko" ] || { vm_err "vm_load_module: $ko not found"; return 1; }
 	info=$(modinfo "$ko") || { vm_err "vm_load_module: modinfo $ko failed"; return 1; }
@@ -125,7 +125,7 @@ vm_verbs_provider_dir() {
 # provider. (The build tree's own libibverbs.d/<NAME>.driver names the .so in
 # the build tree by absolute path; copy that instead to test the build tree.)
 vm_install_provider() {
-	local build=${1:?usage: vm_install_provider BUILD_DIR [NAME]} name=${2:-metaroce} so= d f
+	local build=${1:?usage: vm_install_provider BUILD_DIR [NAME]} name=${2:-metaroce} so='' d f
 	for d in "$build/providers/$name" "$build"; do
 		for f in "$d/lib$name"-rdmav*.so; do
 			[ -f "$f" ] && { so=$f; break 2; }
@@ -159,15 +159,34 @@ vm_wait_for_peer() {
 	local timeout=${1:-60} p planes
 	shift || true
 	[ "${GUEST_COUNT:-1}" -ge 2 ] || return 0
-	if [ $# -gt 0 ]; then planes=("$@"); else planes=($(seq 0 $((PLANES - 1)))); fi
+	planes=("$@")
+	if [ $# -eq 0 ]; then
+		for ((p = 0; p < PLANES; p++)); do planes+=("$p"); done
+	fi
 	for p in "${planes[@]}"; do
 		vm_wait_until "$timeout" vm_ping "$(vm_peer_addr "$p")" ||
 			{ vm_err "peer $(vm_peer_addr "$p") (plane $p) unreachable"; return 1; }
 	done
 }
 
+# vm_retry TRIES DELAY_SEC CMD...: run CMD up to TRIES times, DELAY_SEC apart,
+# until it succeeds; e.g. a client whose server in the other guest may not
+# listen yet. Returns CMD's last status.
+vm_retry() {
+	local tries=${1:?usage: vm_retry TRIES DELAY CMD...} delay=${2:?} i rc=1
+	shift 2
+	for ((i = 1; i <= tries; i++)); do
+		"$@" && return 0
+		rc=$?
+		[ "$i" -lt "$tries" ] && sleep "$delay"
+	done
+	return "$rc"
+}
+
 # vm_wait_tcp ADDR PORT [TIMEOUT_SEC]: wait (default 60 s) until ADDR:PORT
-# accepts a TCP connection, e.g. before a client connects to a test server.
+# accepts a TCP connection. The probe is a real connection: do not use it on
+# one-shot servers (ibv_rc_pingpong, perftest) that would take it for their
+# client; retry the client with vm_retry instead.
 vm_wait_tcp() {
 	local addr=${1:?usage: vm_wait_tcp ADDR PORT [TIMEOUT]} port=${2:?} timeout=${3:-60}
 	vm_wait_until "$timeout" "$VM_BUSYBOX" timeout 2 bash -c "exec 3<>/dev/tcp/$addr/$port" 2>/dev/null

@@ -5,6 +5,7 @@
 # the extracted modules tree of its kernel, the source tree and a writable
 # RESULTS, and can modprobe rdma_rxe.
 set -euo pipefail
+# shellcheck source=../guest-lib.sh
 . "$VMTEST_LIB"
 fail() { echo "FAIL: $*"; exit 1; }
 

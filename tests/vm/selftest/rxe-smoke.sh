@@ -5,6 +5,7 @@
 # on eth0, checks that ibv_devices lists it and that an RC ping-pong between
 # two processes over it (loopback through the device) completes.
 set -euo pipefail
+# shellcheck source=../guest-lib.sh
 . "$VMTEST_LIB"
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -15,7 +16,9 @@ ibv_devices | tee "$RESULTS/ibv_devices.txt"
 grep -qw rxe0 "$RESULTS/ibv_devices.txt" || fail "ibv_devices does not list rxe0"
 
 # The RoCE v2 GID of eth0's IPv4 address.
-gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(vm_my_addr 0 | tr . ' '))
+addr=$(vm_my_addr 0)
+# shellcheck disable=SC2086 # split the address into its four octets
+gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${addr//./ })
 # Builtins only: the table has 1024 slots and every cat would be an exec.
 idx=
 for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do

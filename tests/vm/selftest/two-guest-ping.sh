@@ -7,6 +7,7 @@
 # NIC). Ends with a barrier so neither guest powers off while the other
 # still pings it.
 set -euo pipefail
+# shellcheck source=../guest-lib.sh
 . "$VMTEST_LIB"
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -31,5 +32,5 @@ for ((p = 0; p < PLANES; p++)); do
 	ip neigh show "$addr" | grep -q "dev $dev " || fail "neighbour $addr not on $dev: $(ip neigh show "$addr")"
 	[ "$(ip neigh show "$addr" | grep -vc "dev $dev ")" = 0 ] || fail "neighbour $addr seen on another NIC"
 done
-vm_barrier done 60 || fail "barrier"
+vm_barrier end 60 || fail "barrier"
 echo "PASS: guest $GUEST_INDEX reached guest $peer on $PLANES planes"
