@@ -13,7 +13,8 @@
 #                  has 10.77.<plane>.<i+1>/24 on plane <plane>. Each plane is its
 #                  own qemu `-netdev dgram` UDP link on 127.0.0.1.
 #   --mem MB       memory per guest (default 1024)
-#   --timeout SEC  wall-clock limit for the whole run; qemus are killed (default 300)
+#   --timeout SEC  wall-clock limit for the guests (the kernel fetch before them
+#                  is not counted); then the qemus are killed (default 300)
 #   --out DIR      where logs go (default: a new ${TMPDIR:-/tmp}/metaroce-vmtest.XXXXXX)
 #   --verbose      copy the guests' consoles to stderr while they run
 #
@@ -40,7 +41,7 @@ out=
 verbose=
 PEER_GRACE=${VMTEST_PEER_GRACE:-15} # s a guest may outlive its failed peer
 
-usage() { sed -n '4,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '4,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-2}"; }
 die() { echo "vmtest: error: $*" >&2; exit 2; }
 log() { echo "vmtest: $*" >&2; }
 
@@ -55,7 +56,7 @@ while [ $# -gt 0 ]; do
 	--kernel=*|--guests=*|--planes=*|--mem=*|--timeout=*|--out=*)
 		set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
 	-v|--verbose) verbose=1; shift ;;
-	-h|--help) usage ;;
+	-h|--help) usage 0 ;;
 	--) shift; break ;;
 	-*) echo "vmtest: unknown option $1" >&2; usage ;;
 	*) break ;;
@@ -92,7 +93,17 @@ pdeath=
 setpriv --pdeathsig KILL true 2>/dev/null && pdeath="setpriv --pdeathsig KILL"
 accel=${VMTEST_ACCEL:-tcg}
 case $accel in
-tcg) cpu=max ;;
+tcg)
+	cpu=max
+	# Multi-threaded TCG (one host thread per vCPU, the default) lets
+	# a vCPU run stale code while another live-patches the kernel
+	# (text_poke_bp): rarely, a guest dies with "Oops: int3". Single-
+	# threaded TCG runs the vCPUs in turn and cannot race.
+	tcg_thread=${VMTEST_TCG_THREAD:-multi}
+	case $tcg_thread in
+	single|multi) accel="tcg,thread=$tcg_thread" ;;
+	*) die "VMTEST_TCG_THREAD must be single or multi" ;;
+	esac ;;
 kvm)
 	# Not the default: on the reference hosts qemu cannot use /dev/kvm
 	# (see tests/vm/README.md); kept for machines where it works.
@@ -192,7 +203,7 @@ for ((g = 0; g < guests; g++)); do
 		-smp "$cpus" -m "$mem" -nodefaults -no-user-config -display none
 		-no-reboot -serial "file:$gd/console.log"
 		-kernel "$kimage" -initrd "$kdir/initramfs.cpio.gz"
-		-append "console=ttyS0 loglevel=5 panic=-1 ${VMTEST_APPEND:-}"
+		-append "console=ttyS0 loglevel=5 panic=-1 tsc=unstable ${VMTEST_APPEND:-}"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$gd,mount_tag=results,security_model=none,multidevs=remap")
 	for ((p = 0; p < planes; p++)); do
