@@ -3,7 +3,8 @@
 #
 # Idempotent: packages already present are left alone. Kernel *images* for the
 # qemu testbed are not installed on the host; tests/vm/fetch-kernel.sh
-# downloads and extracts them into the build tree.
+# downloads and extracts them into its cache directory
+# (${XDG_CACHE_HOME:-~/.cache}/metaroce-vm or $METAROCE_VM_CACHE).
 set -euo pipefail
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -18,6 +18,7 @@ foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)
 				${PROJECT_SOURCE_DIR}/tests/vm/t-kernel-${_t}.sh
 				${CMAKE_BINARY_DIR})
 		set_tests_properties(vm_kernel_${_t}_${_kver} PROPERTIES
-			LABELS vm TIMEOUT 600)
+			LABELS vm TIMEOUT 600
+			FIXTURES_REQUIRED vm_kernels)
 	endforeach()
 endforeach()
