@@ -326,9 +326,21 @@ int mrc_next_packet(struct mrc_conn *c, void *buf, size_t cap,
 
 uint64_t mrc_next_deadline(const struct mrc_conn *c)
 {
+	u64 t;
+
+	/* In error only a pending ACK/NAK is left to send, at once. */
+	if (c->in_error)
+		return c->ack_pending ? 0 : MRC_U64_MAX;
+	/* The mode's own timers, then the ones both modes share. */
 	if (c->cfg.mode == MRC_MODE_ROCEV2)
-		return mrc_gbn_deadline(c);
-	return mrc_mr_deadline(c);
+		t = mrc_gbn_deadline(c);
+	else
+		t = mrc_mr_deadline(c);
+	if (c->ack_pending && c->ack_deadline_ns < t)
+		t = c->ack_deadline_ns;
+	if (c->rnr_until_ns && c->rnr_until_ns < t)
+		t = c->rnr_until_ns;
+	return t;
 }
 
 void mrc_handle_timeout(struct mrc_conn *c, u64 now)

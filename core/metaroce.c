@@ -667,12 +667,6 @@ u64 mrc_mr_deadline(const struct mrc_conn *c)
 	u64 t = c->loss_time_ns;
 	u32 i;
 
-	if (c->in_error)
-		return c->ack_pending ? 0 : MRC_U64_MAX;
-	if (c->ack_pending && c->ack_deadline_ns < t)
-		t = c->ack_deadline_ns;
-	if (c->rnr_until_ns && c->rnr_until_ns < t)
-		t = c->rnr_until_ns;
 	for (i = 0; i < c->cfg.num_paths; i++) {
 		const struct mrc_path *p = &c->path[i];
 		u64 d;

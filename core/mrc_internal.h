@@ -214,6 +214,7 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *p, size_t len,
 		unsigned int path, u64 now);
 int mrc_mr_next(struct mrc_conn *c, u8 *buf, size_t cap, unsigned int *path,
 		u64 now);
+/* Deadlines of the mode's own timers; mrc_next_deadline() adds the shared ones. */
 u64 mrc_mr_deadline(const struct mrc_conn *c);
 void mrc_mr_timeout(struct mrc_conn *c, u64 now);
 void mrc_mr_path_down(struct mrc_conn *c, struct mrc_path *p, u64 now);

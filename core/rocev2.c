@@ -321,15 +321,7 @@ malformed:
 
 u64 mrc_gbn_deadline(const struct mrc_conn *c)
 {
-	u64 t = c->gbn_timer_ns;
-
-	if (c->in_error)
-		return c->ack_pending ? 0 : MRC_U64_MAX;
-	if (c->ack_pending && c->ack_deadline_ns < t)
-		t = c->ack_deadline_ns;
-	if (c->rnr_until_ns && c->rnr_until_ns < t)
-		t = c->rnr_until_ns;
-	return t;
+	return c->gbn_timer_ns;
 }
 
 void mrc_gbn_timeout(struct mrc_conn *c, u64 now)
