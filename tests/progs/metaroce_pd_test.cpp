@@ -24,21 +24,12 @@
 #include <vector>
 
 #include <infiniband/verbs.h>
+#include "check.h"
 
 namespace {
 
 int failures;
 
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			std::printf("FAIL: %s:%d: %s: ", __FILE__, __LINE__,   \
-				    #cond);                                   \
-			std::printf(__VA_ARGS__);                             \
-			std::printf("\n");                                    \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
 
 /* PDs of the device in the kernel's resource tracker, -1 if unreadable. */
 long kernel_pd_count(const std::string &dev)

@@ -21,6 +21,7 @@
 #include <rdma/metaroce-abi.h>
 
 #include "verbs_provider_abi.h"
+#include "check.h"
 
 namespace {
 
@@ -28,16 +29,6 @@ int failures;
 int registrations;
 const verbs_device_ops *registered;
 
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			std::printf("FAIL: %s:%d: %s: ", __FILE__, __LINE__,   \
-				    #cond);                                   \
-			std::printf(__VA_ARGS__);                             \
-			std::printf("\n");                                    \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
 
 bool write_file(const std::string &path, const char *content)
 {
