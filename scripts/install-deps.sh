@@ -30,6 +30,8 @@ pkgs=(
 	libns3-dev libgsl-dev libsqlite3-dev gnuplot-nox
 	# kernel module build
 	kmod bc sparse
+	# Debian packaging (debian/, tests/vm/t-deb-*.sh): dpkg-buildpackage, DKMS, lintian
+	debhelper dh-dkms dkms dpkg-dev fakeroot lintian
 	# qemu testbed
 	qemu-system-x86 busybox-static cpio xz-utils zstd iproute2 ethtool tcpdump
 )
