@@ -18,14 +18,49 @@
  *   that finds a device on the list must ib_device_try_get() it before
  *   acting on it: a device on the list may still be registering or already
  *   unregistering.
+ *
+ * Data path (metaroce_qp.c, metaroce_transport.c, metaroce_net.c)
+ *   Each QP's struct mrc_conn, its software send and receive queues and its
+ *   state are protected by qp->lock (a BH-safe spinlock): the core is not
+ *   re-entrant, and it is driven from process context (post_send,
+ *   post_recv, modify_qp), from the UDP receive softirq and from the QP's
+ *   soft hrtimer.  Packets built under qp->lock are transmitted after it
+ *   is dropped.  cq->lock nests inside qp->lock.  Receive and timer paths
+ *   find a QP or MR by number under RCU and take a reference
+ *   (refcount_inc_not_zero); destroy/dereg remove the number first and
+ *   then wait for the references to drain, so no callback ever sees a freed
+ *   object.
  */
 #ifndef METAROCE_H
 #define METAROCE_H
 
+#include <linux/completion.h>
+#include <linux/hrtimer.h>
 #include <linux/idr.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/refcount.h>
+#include <linux/skbuff.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <metaroce/core.h>
+
+struct metaroce_sock;
+
+/* Device counters, "rdma statistic"; the order of metaroce_stat_descs. */
+enum metaroce_counter {
+	METAROCE_CNT_TX_PACKETS,
+	METAROCE_CNT_TX_ERRORS,		/* no route, no memory, no socket */
+	METAROCE_CNT_RX_PACKETS,	/* accepted by a QP's transport */
+	METAROCE_CNT_RX_NO_QP,		/* unknown or not ready QP */
+	METAROCE_CNT_RX_BAD_CRC,
+	METAROCE_CNT_RX_MALFORMED,
+	METAROCE_CNT_RX_OUT_OF_WINDOW,
+	METAROCE_CNT_RX_DROPPED,	/* other transport refusals */
+	METAROCE_CNT_REM_ACCESS_ERR,	/* remote writes refused */
+	METAROCE_NUM_COUNTERS
+};
 
 struct metaroce_dev {
 	struct ib_device ib_dev;	/* first: ib_alloc_device() */
@@ -35,6 +70,112 @@ struct metaroce_dev {
 	/* Port state last announced by an IB event; metaroce_devices_lock. */
 	enum ib_port_state port_event_state;
 	struct ida pd_ida;		/* PD numbers */
+	struct metaroce_sock *sock;	/* UDP socket of the netdev's netns */
+	atomic_t num_mr;
+	atomic_t num_cq;
+	atomic_t num_qp;
+	atomic64_t counters[METAROCE_NUM_COUNTERS];
+};
+
+static inline void metaroce_count(struct metaroce_dev *mdev,
+				  enum metaroce_counter c)
+{
+	atomic64_inc(&mdev->counters[c]);
+}
+
+/*
+ * A memory region.  User MRs pin their pages with ib_umem; keys index
+ * metaroce_mrs (metaroce_mr.c).
+ */
+struct metaroce_mr {
+	struct ib_mr ib_mr;
+	struct ib_umem *umem;
+	struct page **pages;		/* umem pages, in address order */
+	unsigned long npages;
+	u32 page_offset;		/* of iova within pages[0] */
+	int access;			/* IB_ACCESS_* */
+	refcount_t refs;		/* lookups in flight + 1 while keyed */
+	struct completion released;
+};
+
+/* A completion queue: a ring of struct ib_wc (metaroce_cq.c). */
+struct metaroce_cq {
+	struct ib_cq ib_cq;
+	spinlock_t lock;		/* ring, notify, overflow */
+	struct ib_wc *ring;
+	u32 size;			/* entries, ib_cq.cqe + 1 */
+	u32 head;			/* next to poll */
+	u32 count;			/* entries queued */
+	u8 notify;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP / 0 */
+	bool overflowed;		/* IB_EVENT_CQ_ERR delivered */
+};
+
+struct metaroce_sge {
+	u64 addr;
+	u32 length;
+	u32 lkey;
+};
+
+/* A send work request in the software send queue. */
+struct metaroce_swqe {
+	u64 wr_id;
+	u32 length;			/* bytes of the message */
+	u8 opcode;			/* enum ib_wr_opcode */
+	u8 status;			/* completion, once done */
+	bool signaled;
+	bool done;			/* completed by the transport */
+	bool inline_data;		/* payload in inline_buf */
+	u32 num_sge;
+	u64 remote_addr;
+	u32 rkey;
+	u8 *inline_buf;			/* METAROCE_MAX_INLINE bytes */
+	struct metaroce_sge sge[];	/* num_sge; the queue's max_sge room */
+};
+
+/* A receive work request in the software receive queue. */
+struct metaroce_rwqe {
+	u64 wr_id;
+	u32 length;			/* sum of the SGEs */
+	u32 byte_len;			/* received, once done */
+	u8 status;
+	bool done;
+	u32 num_sge;
+	struct metaroce_sge sge[];
+};
+
+/*
+ * A work queue: a ring of entries of @stride bytes.  [tail, fed) have been
+ * handed to the transport core, [fed, head) wait for room in it.
+ */
+struct metaroce_wq {
+	void *buf;
+	u32 size;			/* entries, a power of two */
+	u32 max_sge;
+	size_t stride;
+	u32 head, fed, tail;		/* free-running indices */
+};
+
+struct metaroce_qp {
+	struct ib_qp ib_qp;
+	struct metaroce_dev *mdev;
+	struct mutex state_mutex;	/* modify_qp / query_qp */
+	spinlock_t lock;		/* everything below; see "Data path" */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;		/* as last modified (query_qp) */
+	struct metaroce_wq sq, rq;
+	u8 *inline_bufs;		/* sq.size * METAROCE_MAX_INLINE */
+	u32 max_inline;
+	bool sq_sig_all;
+	struct mrc_conn *conn;		/* from RTS until reset/destroy */
+	enum mrc_mode mode;
+	u32 num_paths;			/* of the connection */
+	__be32 saddr, daddr;		/* IPv4, from the AV at RTR */
+	u16 src_port_base;		/* UDP source port of path 0 */
+	bool dead;			/* destroy started: no more work */
+	struct hrtimer timer;		/* armed at mrc_next_deadline() */
+	struct sk_buff *spare_skb;	/* allocated, not filled yet */
+	refcount_t refs;		/* lookups in flight + 1 while numbered */
+	struct completion released;
 };
 
 struct metaroce_ucontext {
@@ -56,6 +197,32 @@ static inline struct metaroce_pd *to_mpd(struct ib_pd *ib_pd)
 	return container_of(ib_pd, struct metaroce_pd, ib_pd);
 }
 
+static inline struct metaroce_mr *to_mmr(struct ib_mr *ib_mr)
+{
+	return container_of(ib_mr, struct metaroce_mr, ib_mr);
+}
+
+static inline struct metaroce_cq *to_mcq(struct ib_cq *ib_cq)
+{
+	return container_of(ib_cq, struct metaroce_cq, ib_cq);
+}
+
+static inline struct metaroce_qp *to_mqp(struct ib_qp *ib_qp)
+{
+	return container_of(ib_qp, struct metaroce_qp, ib_qp);
+}
+
+/* What a packet built by the transport carries to metaroce_xmit(). */
+struct metaroce_skb_cb {
+	u32 path;
+};
+#define METAROCE_SKB_CB(skb) ((struct metaroce_skb_cb *)(skb)->cb)
+
+static inline void *metaroce_wq_entry(const struct metaroce_wq *wq, u32 idx)
+{
+	return wq->buf + (idx & (wq->size - 1)) * wq->stride;
+}
+
 /* metaroce_main.c */
 extern struct mutex metaroce_devices_lock;
 extern struct list_head metaroce_devices;
@@ -64,7 +231,45 @@ void metaroce_dev_list_del(struct metaroce_dev *mdev);
 /* metaroce_verbs.c */
 int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev);
 
+/* metaroce_mr.c */
+struct ib_mr *metaroce_reg_user_mr(struct ib_pd *ib_pd, u64 start, u64 length,
+				   u64 iova, int access, struct ib_udata *udata);
+int metaroce_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata);
+struct metaroce_mr *metaroce_mr_get(struct ib_pd *pd, u32 key, bool remote,
+				    int access, u64 iova, u64 len);
+void metaroce_mr_put(struct metaroce_mr *mr);
+int metaroce_mr_copy(struct metaroce_mr *mr, u64 iova, void *buf, u32 len,
+		     bool to_mr);
+
+/* metaroce_cq.c */
+extern const struct ib_device_ops metaroce_cq_ops;
+void metaroce_cq_push(struct metaroce_cq *cq, const struct ib_wc *wc,
+		      bool solicited);
+
+/* metaroce_qp.c */
+extern const struct ib_device_ops metaroce_qp_ops;
+struct metaroce_qp *metaroce_qp_get(u32 qpn);
+void metaroce_qp_put(struct metaroce_qp *qp);
+
+/* metaroce_transport.c */
+int metaroce_conn_start(struct metaroce_qp *qp);
+void metaroce_conn_stop(struct metaroce_qp *qp);
+void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out);
+void metaroce_qp_flush(struct metaroce_qp *qp);
+void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len);
+enum hrtimer_restart metaroce_qp_timer(struct hrtimer *timer);
+
+/* metaroce_stats.c */
+extern const struct ib_device_ops metaroce_stats_ops;
+
+/* metaroce_main.c */
+extern enum mrc_mode metaroce_transport_mode;
+
 /* metaroce_net.c */
+int metaroce_sock_get(struct metaroce_dev *mdev);
+void metaroce_sock_put(struct metaroce_dev *mdev);
+void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out);
+u16 metaroce_dst_port(void);
 enum ib_port_state metaroce_port_state(const struct net_device *ndev);
 enum ib_mtu metaroce_active_mtu(const struct net_device *ndev);
 void metaroce_port_update(struct metaroce_dev *mdev);

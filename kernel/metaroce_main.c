@@ -17,6 +17,18 @@ MODULE_AUTHOR("The MetaRoCE authors");
 MODULE_DESCRIPTION("MetaRoCE loss-tolerant multipath soft-RoCE transport");
 MODULE_LICENSE("Dual BSD/GPL");
 
+/*
+ * default_transport: the wire mode of every RC connection, "metaroce"
+ * (multipath, selective retransmission, UDP port 4793) or "rocev2" (IBTA
+ * RoCEv2 on the wire, UDP port 4791).  Read-only once loaded: the UDP
+ * sockets are bound to the mode's port.
+ */
+static char *default_transport = "metaroce";
+module_param(default_transport, charp, 0444);
+MODULE_PARM_DESC(default_transport,
+		 "Wire mode of RC QPs: metaroce (default) or rocev2");
+enum mrc_mode metaroce_transport_mode;
+
 /* See "Locking" in metaroce.h. */
 DEFINE_MUTEX(metaroce_devices_lock);
 LIST_HEAD(metaroce_devices);
@@ -95,6 +107,16 @@ static void metaroce_dev_unregister_all(void)
 static int __init metaroce_module_init(void)
 {
 	int err;
+
+	if (sysfs_streq(default_transport, "metaroce")) {
+		metaroce_transport_mode = MRC_MODE_METAROCE;
+	} else if (sysfs_streq(default_transport, "rocev2")) {
+		metaroce_transport_mode = MRC_MODE_ROCEV2;
+	} else {
+		pr_err("rdma_metaroce: default_transport=%s: not metaroce or rocev2\n",
+		       default_transport);
+		return -EINVAL;
+	}
 
 	err = metaroce_net_init();
 	if (err)

@@ -4,9 +4,20 @@
  * MTU are derived from the netdev whenever they are asked for; the netdev
  * notifier only announces changes to ib_core and tears the device down
  * when its netdev goes away.
+ *
+ * UDP: one kernel UDP tunnel socket per network namespace, bound to the
+ * destination port of the transport mode, shared (refcounted) by the
+ * devices whose netdev lives in that namespace, so that two devices in two
+ * namespaces of one host talk to each other like two hosts.  Received
+ * datagrams are demultiplexed by destination QPN (module-wide, so unique
+ * across devices).  A namespace that goes away takes its socket with it
+ * (pernet exit); devices still referring to it drop what they send.
  */
 
 #include <linux/rtnetlink.h>
+#include <net/net_namespace.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
 
 #include "metaroce.h"
 #include "metaroce_param.h"
@@ -138,12 +149,226 @@ static struct notifier_block metaroce_netdev_notifier = {
 	.notifier_call = metaroce_netdev_event,
 };
 
+struct metaroce_sock {
+	struct list_head list;		/* on metaroce_socks */
+	struct net *net;		/* not a reference: see pernet exit */
+	unsigned int users;		/* devices; metaroce_socks_lock */
+	struct socket __rcu *sock;	/* NULL once the netns exits */
+};
+
+/* Protects metaroce_socks and every metaroce_sock's users and sock. */
+static DEFINE_MUTEX(metaroce_socks_lock);
+static LIST_HEAD(metaroce_socks);
+
+u16 metaroce_dst_port(void)
+{
+	return metaroce_transport_mode == MRC_MODE_ROCEV2 ? MR_ROCEV2_UDP_PORT :
+							    MR_UDP_PORT;
+}
+
+/* Both wire formats carry the destination QPN in bytes 4..7. */
+#define METAROCE_QPN_OFFSET	4
+#define METAROCE_MIN_PKT_LEN	(METAROCE_QPN_OFFSET + 4)
+
+/* encap_rcv of the UDP socket: softirq, under RCU. */
+static int metaroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct metaroce_qp *qp;
+	const u8 *pkt;
+	size_t len;
+	u32 qpn;
+
+	if (skb_linearize(skb) ||
+	    skb->len < sizeof(struct udphdr) + METAROCE_MIN_PKT_LEN)
+		goto drop;
+	pkt = skb->data + sizeof(struct udphdr);
+	len = skb->len - sizeof(struct udphdr);
+	qpn = get_unaligned_be32(pkt + METAROCE_QPN_OFFSET) & MR_PSN_MASK;
+
+	qp = metaroce_qp_get(qpn);
+	if (!qp)
+		goto drop;
+	if (!net_eq(dev_net(qp->mdev->ndev), sock_net(sk))) {
+		metaroce_count(qp->mdev, METAROCE_CNT_RX_NO_QP);
+		metaroce_qp_put(qp);
+		goto drop;
+	}
+	metaroce_qp_rx(qp, pkt, len);
+	metaroce_qp_put(qp);
+	consume_skb(skb);
+	return 0;
+
+drop:
+	/*
+	 * Not for a QP we know: nothing to account it to but the netns's
+	 * UDP statistics.
+	 */
+	__UDP_INC_STATS(sock_net(sk), UDP_MIB_INERRORS, 0);
+	kfree_skb(skb);
+	return 0;
+}
+
+static int metaroce_sock_create(struct net *net, struct socket **sockp)
+{
+	struct udp_port_cfg port_cfg = {
+		.family = AF_INET,
+		.local_ip.s_addr = htonl(INADDR_ANY),
+		.local_udp_port = htons(metaroce_dst_port()),
+	};
+	struct udp_tunnel_sock_cfg tun_cfg = {
+		.encap_type = 1,
+		.encap_rcv = metaroce_udp_encap_recv,
+	};
+	int err;
+
+	err = udp_sock_create(net, &port_cfg, sockp);
+	if (err)
+		return err;
+	setup_udp_tunnel_sock(net, *sockp, &tun_cfg);
+	return 0;
+}
+
+/* Attach @mdev to the socket of its netdev's namespace.  Process context. */
+int metaroce_sock_get(struct metaroce_dev *mdev)
+{
+	struct net *net = dev_net(mdev->ndev);
+	struct metaroce_sock *ms;
+	struct socket *sock;
+	int err = 0;
+
+	mutex_lock(&metaroce_socks_lock);
+	list_for_each_entry(ms, &metaroce_socks, list) {
+		if (net_eq(ms->net, net) &&
+		    rcu_access_pointer(ms->sock)) {
+			ms->users++;
+			goto out;
+		}
+	}
+	ms = kzalloc(sizeof(*ms), GFP_KERNEL);
+	if (!ms) {
+		err = -ENOMEM;
+		goto unlock;
+	}
+	err = metaroce_sock_create(net, &sock);
+	if (err) {
+		kfree(ms);
+		goto unlock;
+	}
+	ms->net = net;
+	ms->users = 1;
+	rcu_assign_pointer(ms->sock, sock);
+	list_add(&ms->list, &metaroce_socks);
+out:
+	mdev->sock = ms;
+unlock:
+	mutex_unlock(&metaroce_socks_lock);
+	return err;
+}
+
+void metaroce_sock_put(struct metaroce_dev *mdev)
+{
+	struct metaroce_sock *ms = mdev->sock;
+	struct socket *sock;
+
+	if (!ms)
+		return;
+	mdev->sock = NULL;
+	mutex_lock(&metaroce_socks_lock);
+	if (--ms->users) {
+		mutex_unlock(&metaroce_socks_lock);
+		return;
+	}
+	list_del(&ms->list);
+	sock = rcu_dereference_protected(ms->sock,
+					 lockdep_is_held(&metaroce_socks_lock));
+	mutex_unlock(&metaroce_socks_lock);
+	if (sock)
+		udp_tunnel_sock_release(sock);
+	/* metaroce_xmit() reads ms->sock under RCU. */
+	kfree_rcu_mightsleep(ms);
+}
+
+/* Send the packets on @out built for @qp.  Any context, no QP lock. */
+void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
+{
+	struct metaroce_dev *mdev = qp->mdev;
+	struct net_device *ndev = mdev->ndev;
+	struct sk_buff *skb;
+	struct socket *sock;
+	struct rtable *rt;
+
+	if (skb_queue_empty(out))
+		return;
+	rcu_read_lock_bh();
+	sock = mdev->sock ? rcu_dereference_bh(mdev->sock->sock) : NULL;
+	while ((skb = __skb_dequeue(out))) {
+		struct flowi4 fl4 = {
+			.flowi4_oif = ndev->ifindex,
+			.flowi4_proto = IPPROTO_UDP,
+			.daddr = qp->daddr,
+			.saddr = qp->saddr,
+		};
+		u16 sport = qp->src_port_base + METAROCE_SKB_CB(skb)->path;
+
+		if (!sock)
+			goto err;
+		rt = ip_route_output_key(dev_net(ndev), &fl4);
+		if (IS_ERR(rt))
+			goto err;
+		skb->ignore_df = 1;
+		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr, 0,
+				    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
+				    htons(sport), htons(metaroce_dst_port()),
+				    false, false);
+		metaroce_count(mdev, METAROCE_CNT_TX_PACKETS);
+		continue;
+err:
+		metaroce_count(mdev, METAROCE_CNT_TX_ERRORS);
+		kfree_skb(skb);
+	}
+	rcu_read_unlock_bh();
+}
+
+/* A namespace is going away: its sockets go with it. */
+static void __net_exit metaroce_net_ns_exit(struct net *net)
+{
+	struct metaroce_sock *ms;
+	struct socket *sock;
+
+	mutex_lock(&metaroce_socks_lock);
+	list_for_each_entry(ms, &metaroce_socks, list) {
+		if (!net_eq(ms->net, net))
+			continue;
+		sock = rcu_dereference_protected(ms->sock,
+				lockdep_is_held(&metaroce_socks_lock));
+		RCU_INIT_POINTER(ms->sock, NULL);
+		if (sock) {
+			synchronize_rcu();
+			udp_tunnel_sock_release(sock);
+		}
+	}
+	mutex_unlock(&metaroce_socks_lock);
+}
+
+static struct pernet_operations metaroce_net_ops = {
+	.exit = metaroce_net_ns_exit,
+};
+
 int metaroce_net_init(void)
 {
-	return register_netdevice_notifier(&metaroce_netdev_notifier);
+	int err;
+
+	err = register_pernet_subsys(&metaroce_net_ops);
+	if (err)
+		return err;
+	err = register_netdevice_notifier(&metaroce_netdev_notifier);
+	if (err)
+		unregister_pernet_subsys(&metaroce_net_ops);
+	return err;
 }
 
 void metaroce_net_exit(void)
 {
 	unregister_netdevice_notifier(&metaroce_netdev_notifier);
+	unregister_pernet_subsys(&metaroce_net_ops);
 }

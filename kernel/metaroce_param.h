@@ -30,6 +30,7 @@
 #define METAROCE_MAX_AH			0x8000
 #define METAROCE_MAX_PKEYS		1
 #define METAROCE_LOCAL_CA_ACK_DELAY	15
+#define METAROCE_MAX_INLINE		256	/* bytes of inline send data */
 
 /* Port attributes (struct ib_port_attr, struct ib_port_immutable). */
 #define METAROCE_PORT			1		/* the only port */

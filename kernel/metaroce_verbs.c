@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * MetaRoCE: the ib_device, its query verbs, user contexts and protection
- * domains.
+ * domains; the other objects live in metaroce_{mr,cq,qp}.c.
  *
- * Queue pairs, completion queues and memory regions are not implemented
- * yet.  ib_core then marks the device as no kernel verbs provider, so the
- * in-kernel clients that need QPs (ib_mad, ib_cm, IPoIB, ...) leave it
- * alone, and ib_uverbs answers the missing commands with EOPNOTSUPP.
+ * get_dma_mr is deliberately absent (see metaroce_mr.c): ib_core then
+ * marks the device as no kernel verbs provider, so the in-kernel clients
+ * that need the GSI QP (ib_mad, ib_cm, IPoIB, ...) leave it alone until
+ * UD/GSI QPs exist.
  */
 
 #include <linux/sysfs.h>
@@ -179,6 +179,7 @@ static void metaroce_dealloc_driver(struct ib_device *ib_dev)
 
 	metaroce_dev_list_del(mdev);
 	ida_destroy(&mdev->pd_ida);
+	metaroce_sock_put(mdev);
 	netdev_put(mdev->ndev, &mdev->ndev_tracker);
 }
 
@@ -210,6 +211,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 	.device_group = &metaroce_dev_attr_group,
 
 	.alloc_pd = metaroce_alloc_pd,
+	.dereg_mr = metaroce_dereg_mr,
 	.alloc_ucontext = metaroce_alloc_ucontext,
 	.dealloc_driver = metaroce_dealloc_driver,
 	.dealloc_pd = metaroce_dealloc_pd,
@@ -220,6 +222,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 	.query_device = metaroce_query_device,
 	.query_pkey = metaroce_query_pkey,
 	.query_port = metaroce_query_port,
+	.reg_user_mr = metaroce_reg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, metaroce_pd, ib_pd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, metaroce_ucontext, ib_uc),
@@ -249,11 +252,26 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ib_dev->node_type = RDMA_NODE_IB_CA;
 	ib_dev->phys_port_cnt = 1;
 	ib_dev->num_comp_vectors = 1;
+	/*
+	 * The data path verbs go through the kernel in this ABI slice; ib_core
+	 * leaves these write() commands off unless the driver opts in.
+	 */
+	ib_dev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				   BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				   BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+				   BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	addrconf_addr_eui48((unsigned char *)&ib_dev->node_guid,
 			    ndev->dev_addr);
 	strscpy(ib_dev->node_desc, "MetaRoCE", sizeof(ib_dev->node_desc));
 	/* From here on, ib_dealloc_device() calls metaroce_dealloc_driver(). */
 	ib_set_device_ops(ib_dev, &metaroce_dev_ops);
+	ib_set_device_ops(ib_dev, &metaroce_cq_ops);
+	ib_set_device_ops(ib_dev, &metaroce_qp_ops);
+	ib_set_device_ops(ib_dev, &metaroce_stats_ops);
+
+	err = metaroce_sock_get(mdev);
+	if (err)
+		goto err_dealloc;
 
 	mutex_lock(&metaroce_devices_lock);
 	if (metaroce_find_dev_locked(ndev))

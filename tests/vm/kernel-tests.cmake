@@ -4,7 +4,9 @@
 # script and kernel the module is built for.  Included by
 # kernel/CMakeLists.txt, which sets METAROCE_KERNEL_RELEASES.
 
-set(_metaroce_kernel_tests load link)
+# uverbs: the RC data path through the generic uverbs write() commands
+# (kernel/uverbs-rc-test.py), in both wire modes; needs no provider.
+set(_metaroce_kernel_tests load link uverbs uverbs_rocev2)
 if(METAROCE_BUILD_PROVIDER)
 	# Userspace verbs through the provider built in this tree.
 	list(APPEND _metaroce_kernel_tests verbs)
@@ -12,11 +14,14 @@ endif()
 
 foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)
 	foreach(_t IN LISTS _metaroce_kernel_tests)
+		# t-kernel-SCRIPT.sh [MODE] for a test named SCRIPT[_MODE].
+		string(REPLACE "_" ";" _args "${_t}")
+		list(POP_FRONT _args _script)
 		add_test(NAME vm_kernel_${_t}_${_kver}
 			COMMAND ${PROJECT_SOURCE_DIR}/tests/vm/vmtest.sh
 				--kernel ${_kver} --timeout 500 --
-				${PROJECT_SOURCE_DIR}/tests/vm/t-kernel-${_t}.sh
-				${CMAKE_BINARY_DIR})
+				${PROJECT_SOURCE_DIR}/tests/vm/t-kernel-${_script}.sh
+				${CMAKE_BINARY_DIR} ${_args})
 		set_tests_properties(vm_kernel_${_t}_${_kver} PROPERTIES
 			LABELS vm TIMEOUT 600
 			FIXTURES_REQUIRED vm_kernels)

@@ -24,6 +24,19 @@
 
 #include <linux/types.h>
 
+/*
+ * Data path, first slice: MR, CQ and QP creation carry no driver data in
+ * either direction (the kernel accepts an all-zero request tail and
+ * rejects a non-zero one with EINVAL), and the provider reaches the data
+ * path verbs through the generic uverbs commands POST_SEND, POST_RECV,
+ * POLL_CQ and REQ_NOTIFY_CQ, which rdma_metaroce.ko enables.
+ *
+ * Next slice (mapped rings, kernel entry only for the doorbell): the
+ * CREATE_CQ / CREATE_QP request and response tails will be new structures
+ * here that start with a __aligned_u64 comp_mask; a provider that sends
+ * none keeps the first-slice behaviour, so both generations interoperate.
+ */
+
 /* Bumped on any incompatible change of the structures below. */
 #define METAROCE_UVERBS_ABI_VERSION 1
 

@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MetaRoCE: RC queue pairs: create/modify/query/destroy and the posting
+ * verbs.
+ *
+ * A QP keeps its work requests in software queues of the depth the
+ * consumer asked for (up to METAROCE_MAX_QP_WR); the transport core, whose
+ * own queues hold MRC_MAX_SQ / MRC_MAX_RQ entries, is fed from them as it
+ * completes work (metaroce_transport.c).  The connection (struct mrc_conn)
+ * exists from the RTR->RTS transition until the QP is reset or destroyed:
+ * the core needs both PSNs, and sq_psn is an RTS attribute.  Packets that
+ * reach a QP still in RTR are dropped and counted; the peer retransmits.
+ *
+ * State machine: every transition is checked with ib_modify_qp_is_ok();
+ * SQD and alternate paths are not supported (-EOPNOTSUPP).  Entering ERR
+ * completes every posted WR with IB_WC_WR_FLUSH_ERR; WRs posted in ERR
+ * are flushed at once.  RESET discards posted WRs without completions.
+ *
+ * Locking: qp->state_mutex serialises modify/query against each other;
+ * qp->lock protects the queues, the state and the connection (see
+ * metaroce.h).
+ */
+
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+
+#include "metaroce.h"
+#include "metaroce_param.h"
+
+/* QPNs 0 and 1 are the special QPs of IBTA; start above them. */
+#define METAROCE_FIRST_QPN	16
+#define METAROCE_LAST_QPN	0xffffff
+
+static DEFINE_XARRAY_ALLOC(metaroce_qps);
+static u32 metaroce_next_qpn;
+
+struct metaroce_qp *metaroce_qp_get(u32 qpn)
+{
+	struct metaroce_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&metaroce_qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->refs))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void metaroce_qp_put(struct metaroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->refs))
+		complete(&qp->released);
+}
+
+static int metaroce_wq_init(struct metaroce_wq *wq, u32 max_wr, u32 max_sge,
+			    size_t entry, size_t sge)
+{
+	wq->size = roundup_pow_of_two(max_wr);
+	wq->max_sge = max_sge;
+	wq->stride = ALIGN(entry + max_sge * sge, 8);
+	wq->head = wq->fed = wq->tail = 0;
+	wq->buf = kvcalloc(wq->size, wq->stride, GFP_KERNEL);
+	return wq->buf ? 0 : -ENOMEM;
+}
+
+static int metaroce_check_cap(const struct ib_qp_cap *cap)
+{
+	if (!cap->max_send_wr || cap->max_send_wr > METAROCE_MAX_QP_WR ||
+	    !cap->max_recv_wr || cap->max_recv_wr > METAROCE_MAX_QP_WR ||
+	    cap->max_send_sge > METAROCE_MAX_SGE ||
+	    cap->max_recv_sge > METAROCE_MAX_SGE ||
+	    cap->max_inline_data > METAROCE_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+static int metaroce_create_qp(struct ib_qp *ib_qp,
+			      struct ib_qp_init_attr *init,
+			      struct ib_udata *udata)
+{
+	struct metaroce_dev *mdev = to_mdev(ib_qp->device);
+	struct metaroce_qp *qp = to_mqp(ib_qp);
+	struct ib_qp_cap *cap = &init->cap;
+	u32 qpn;
+	int err;
+
+	/* No driver data is defined for CREATE_QP in this ABI version. */
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
+	    init->rwq_ind_tbl)
+		return -EOPNOTSUPP;
+	err = metaroce_check_cap(cap);
+	if (err)
+		return err;
+	if (atomic_inc_return(&mdev->num_qp) > METAROCE_MAX_QP) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	qp->mdev = mdev;
+	mutex_init(&qp->state_mutex);
+	spin_lock_init(&qp->lock);
+	refcount_set(&qp->refs, 1);
+	init_completion(&qp->released);
+	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	qp->timer.function = metaroce_qp_timer;
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->mode = metaroce_transport_mode;
+
+	cap->max_send_sge = max_t(u32, cap->max_send_sge, 1);
+	cap->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
+	err = metaroce_wq_init(&qp->sq, cap->max_send_wr, cap->max_send_sge,
+			       sizeof(struct metaroce_swqe),
+			       sizeof(struct metaroce_sge));
+	if (err)
+		goto err_count;
+	err = metaroce_wq_init(&qp->rq, cap->max_recv_wr, cap->max_recv_sge,
+			       sizeof(struct metaroce_rwqe),
+			       sizeof(struct metaroce_sge));
+	if (err)
+		goto err_sq;
+	qp->max_inline = cap->max_inline_data;
+	if (qp->max_inline) {
+		qp->inline_bufs = kvcalloc(qp->sq.size, qp->max_inline,
+					   GFP_KERNEL);
+		if (!qp->inline_bufs) {
+			err = -ENOMEM;
+			goto err_rq;
+		}
+	}
+
+	err = xa_alloc_cyclic(&metaroce_qps, &qpn, qp,
+			      XA_LIMIT(METAROCE_FIRST_QPN, METAROCE_LAST_QPN),
+			      &metaroce_next_qpn, GFP_KERNEL);
+	if (err < 0)
+		goto err_inline;
+	ib_qp->qp_num = qpn;
+	/* The spread of UDP source ports over this QP's paths. */
+	qp->src_port_base = 0xc000 + ((qpn * MRC_MAX_PATHS) & 0x3fff);
+
+	/* Report what was allocated. */
+	cap->max_send_wr = qp->sq.size;
+	cap->max_recv_wr = qp->rq.size;
+	qp->attr.cap = *cap;
+	qp->attr.qp_state = IB_QPS_RESET;
+	return 0;
+
+err_inline:
+	kvfree(qp->inline_bufs);
+err_rq:
+	kvfree(qp->rq.buf);
+err_sq:
+	kvfree(qp->sq.buf);
+err_count:
+	atomic_dec(&mdev->num_qp);
+	return err;
+}
+
+static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
+{
+	struct metaroce_qp *qp = to_mqp(ib_qp);
+
+	/* No new lookups from the receive path, then wait for running ones. */
+	xa_erase(&metaroce_qps, ib_qp->qp_num);
+	metaroce_qp_put(qp);
+	wait_for_completion(&qp->released);
+
+	spin_lock_bh(&qp->lock);
+	qp->dead = true;	/* the timer does not re-arm itself */
+	spin_unlock_bh(&qp->lock);
+	hrtimer_cancel(&qp->timer);
+
+	metaroce_conn_stop(qp);
+	kfree_skb(qp->spare_skb);
+	kvfree(qp->inline_bufs);
+	kvfree(qp->rq.buf);
+	kvfree(qp->sq.buf);
+	atomic_dec(&qp->mdev->num_qp);
+	return 0;
+}
+
+/* IPv4 address of an IPv4-mapped GID, or 0 (not IPv4). */
+static __be32 metaroce_gid_to_ipv4(const union ib_gid *gid)
+{
+	const struct in6_addr *a = (const struct in6_addr *)gid->raw;
+
+	return ipv6_addr_v4mapped(a) ? a->s6_addr32[3] : 0;
+}
+
+/* Validate the attributes of @mask against the device limits. */
+static int metaroce_check_attr(struct metaroce_qp *qp,
+			       const struct ib_qp_attr *attr, int mask,
+			       __be32 *saddr, __be32 *daddr)
+{
+	if (mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE |
+		    IB_QP_EN_SQD_ASYNC_NOTIFY))
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_STATE) && (attr->qp_state == IB_QPS_SQD ||
+				     attr->qp_state == IB_QPS_SQE))
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PORT) && attr->port_num != METAROCE_PORT)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) &&
+	    attr->pkey_index >= METAROCE_PORT_PKEY_TBL_LEN)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ)))
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 ||
+	     attr->path_mtu > METAROCE_PORT_MAX_MTU))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > METAROCE_LAST_QPN)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > METAROCE_MAX_QP_INIT_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > METAROCE_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if (mask & IB_QP_CAP) {
+		/* Resizing the queues is not supported. */
+		if (attr->cap.max_send_wr > qp->sq.size ||
+		    attr->cap.max_recv_wr > qp->rq.size)
+			return -EINVAL;
+	}
+	if (mask & IB_QP_AV) {
+		const struct ib_global_route *grh;
+
+		if (!(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH))
+			return -EINVAL;
+		grh = rdma_ah_read_grh(&attr->ah_attr);
+		if (!grh->sgid_attr ||
+		    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+			return -EINVAL;
+		/* IPv6 addressing is a later step: IPv4-mapped GIDs only. */
+		*daddr = metaroce_gid_to_ipv4(&grh->dgid);
+		*saddr = metaroce_gid_to_ipv4(&grh->sgid_attr->gid);
+		if (!*daddr || !*saddr)
+			return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* Copy the attributes of @mask into qp->attr.  qp->lock held. */
+static void metaroce_save_attr(struct metaroce_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_AV) {
+		a->ah_attr = attr->ah_attr;
+		/* Not kept: ib_core owns that reference. */
+		a->ah_attr.grh.sgid_attr = NULL;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & MR_PSN_MASK;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & MR_PSN_MASK;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+}
+
+static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
+			      int mask, struct ib_udata *udata)
+{
+	struct metaroce_qp *qp = to_mqp(ib_qp);
+	struct mrc_conn *conn = NULL, *old_conn = NULL;
+	enum ib_qp_state cur, new;
+	struct sk_buff_head out;
+	__be32 saddr = 0, daddr = 0;
+	int err;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	mutex_lock(&qp->state_mutex);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	err = -EINVAL;
+	if (cur != qp->state ||
+	    !ib_modify_qp_is_ok(cur, new, IB_QPT_RC, mask))
+		goto out;
+	err = metaroce_check_attr(qp, attr, mask, &saddr, &daddr);
+	if (err)
+		goto out;
+	if (cur == IB_QPS_RTR && new == IB_QPS_RTS) {
+		conn = kvzalloc(mrc_conn_size(), GFP_KERNEL);
+		err = -ENOMEM;
+		if (!conn)
+			goto out;
+	}
+
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&qp->lock);
+	metaroce_save_attr(qp, attr, mask);
+	if (mask & IB_QP_AV) {
+		qp->saddr = saddr;
+		qp->daddr = daddr;
+	}
+	err = 0;
+	if (conn) {
+		qp->conn = conn;
+		err = metaroce_conn_start(qp);
+		if (err) {
+			qp->conn = NULL;
+			old_conn = conn;
+		}
+	}
+	if (!err) {
+		qp->state = new;
+		qp->attr.qp_state = new;
+		if (new == IB_QPS_ERR) {
+			metaroce_qp_flush(qp);
+		} else if (new == IB_QPS_RESET) {
+			old_conn = qp->conn;
+			qp->conn = NULL;
+			qp->sq.head = qp->sq.fed = qp->sq.tail = 0;
+			qp->rq.head = qp->rq.fed = qp->rq.tail = 0;
+		} else {
+			metaroce_qp_run(qp, &out);
+		}
+	}
+	spin_unlock_bh(&qp->lock);
+
+	if (new == IB_QPS_RESET)
+		hrtimer_cancel(&qp->timer);
+	kvfree(old_conn);
+	metaroce_xmit(qp, &out);
+out:
+	mutex_unlock(&qp->state_mutex);
+	return err;
+}
+
+static int metaroce_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
+			     int mask, struct ib_qp_init_attr *init)
+{
+	struct metaroce_qp *qp = to_mqp(ib_qp);
+
+	mutex_lock(&qp->state_mutex);
+	spin_lock_bh(&qp->lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	spin_unlock_bh(&qp->lock);
+	mutex_unlock(&qp->state_mutex);
+
+	memset(init, 0, sizeof(*init));
+	init->qp_type = IB_QPT_RC;
+	init->send_cq = ib_qp->send_cq;
+	init->recv_cq = ib_qp->recv_cq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/* Validate the SGEs of a WR against the MRs of the QP's PD. */
+static int metaroce_check_sges(struct metaroce_qp *qp,
+			       const struct ib_sge *sg, int num_sge,
+			       int access, u32 *length)
+{
+	u64 total = 0;
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		struct metaroce_mr *mr;
+
+		total += sg[i].length;
+		if (!sg[i].length)
+			continue;
+		mr = metaroce_mr_get(qp->ib_qp.pd, sg[i].lkey, false, access,
+				     sg[i].addr, sg[i].length);
+		if (!mr)
+			return -EINVAL;
+		metaroce_mr_put(mr);
+	}
+	if (total > METAROCE_PORT_MAX_MSG_SZ)
+		return -EINVAL;
+	*length = total;
+	return 0;
+}
+
+static void metaroce_copy_sges(struct metaroce_sge *dst,
+			       const struct ib_sge *sg, int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		dst[i].addr = sg[i].addr;
+		dst[i].length = sg[i].length;
+		dst[i].lkey = sg[i].lkey;
+	}
+}
+
+/* Gather the inline payload of @wr into @buf (user or kernel memory). */
+static int metaroce_gather_inline(struct metaroce_qp *qp,
+				  const struct ib_send_wr *wr, u8 *buf,
+				  u32 *length)
+{
+	u32 total = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sg = &wr->sg_list[i];
+
+		if (sg->length > qp->max_inline - total)
+			return -EINVAL;
+		if (qp->ib_qp.uobject) {
+			if (copy_from_user(buf + total,
+					   u64_to_user_ptr(sg->addr),
+					   sg->length))
+				return -EFAULT;
+		} else {
+			memcpy(buf + total, (void *)(uintptr_t)sg->addr,
+			       sg->length);
+		}
+		total += sg->length;
+	}
+	*length = total;
+	return 0;
+}
+
+static int metaroce_post_one_send(struct metaroce_qp *qp,
+				  const struct ib_send_wr *wr,
+				  struct sk_buff_head *out)
+{
+	u8 inline_data[METAROCE_MAX_INLINE];
+	bool is_inline = wr->send_flags & IB_SEND_INLINE;
+	struct metaroce_swqe *wqe;
+	u32 length;
+	int err;
+
+	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_RDMA_WRITE)
+		return -EINVAL;
+	if (wr->send_flags & ~(IB_SEND_SIGNALED | IB_SEND_SOLICITED |
+			       IB_SEND_INLINE | IB_SEND_FENCE))
+		return -EINVAL;
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	if (is_inline)
+		err = metaroce_gather_inline(qp, wr, inline_data, &length);
+	else
+		err = metaroce_check_sges(qp, wr->sg_list, wr->num_sge, 0,
+					  &length);
+	if (err)
+		return err;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR) {
+		err = -EINVAL;
+		goto unlock;
+	}
+	if (qp->sq.head - qp->sq.tail == qp->sq.size) {
+		err = -ENOMEM;
+		goto unlock;
+	}
+	wqe = metaroce_wq_entry(&qp->sq, qp->sq.head);
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->length = length;
+	wqe->signaled = qp->sq_sig_all || (wr->send_flags & IB_SEND_SIGNALED);
+	wqe->done = false;
+	wqe->status = IB_WC_SUCCESS;
+	wqe->inline_data = is_inline;
+	if (wr->opcode == IB_WR_RDMA_WRITE) {
+		wqe->remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rkey = rdma_wr(wr)->rkey;
+	} else {
+		wqe->remote_addr = 0;
+		wqe->rkey = 0;
+	}
+	if (is_inline) {
+		wqe->num_sge = 0;
+		wqe->inline_buf = qp->inline_bufs +
+			(qp->sq.head & (qp->sq.size - 1)) * qp->max_inline;
+		memcpy(wqe->inline_buf, inline_data, length);
+	} else {
+		wqe->num_sge = wr->num_sge;
+		wqe->inline_buf = NULL;
+		metaroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
+	}
+	qp->sq.head++;
+	if (qp->state == IB_QPS_ERR)
+		metaroce_qp_flush(qp);
+	else
+		metaroce_qp_run(qp, out);
+unlock:
+	spin_unlock_bh(&qp->lock);
+	return err;
+}
+
+static int metaroce_post_send(struct ib_qp *ib_qp,
+			      const struct ib_send_wr *wr,
+			      const struct ib_send_wr **bad_wr)
+{
+	struct metaroce_qp *qp = to_mqp(ib_qp);
+	struct sk_buff_head out;
+	int err = 0;
+
+	__skb_queue_head_init(&out);
+	for (; wr; wr = wr->next) {
+		err = metaroce_post_one_send(qp, wr, &out);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	metaroce_xmit(qp, &out);
+	return err;
+}
+
+static int metaroce_post_one_recv(struct metaroce_qp *qp,
+				  const struct ib_recv_wr *wr,
+				  struct sk_buff_head *out)
+{
+	struct metaroce_rwqe *wqe;
+	u32 length;
+	int err;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
+		return -EINVAL;
+	err = metaroce_check_sges(qp, wr->sg_list, wr->num_sge,
+				  IB_ACCESS_LOCAL_WRITE, &length);
+	if (err)
+		return err;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_RESET) {
+		err = -EINVAL;
+		goto unlock;
+	}
+	if (qp->rq.head - qp->rq.tail == qp->rq.size) {
+		err = -ENOMEM;
+		goto unlock;
+	}
+	wqe = metaroce_wq_entry(&qp->rq, qp->rq.head);
+	wqe->wr_id = wr->wr_id;
+	wqe->length = length;
+	wqe->byte_len = 0;
+	wqe->status = IB_WC_SUCCESS;
+	wqe->done = false;
+	wqe->num_sge = wr->num_sge;
+	metaroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
+	qp->rq.head++;
+	if (qp->state == IB_QPS_ERR)
+		metaroce_qp_flush(qp);
+	else
+		metaroce_qp_run(qp, out);
+unlock:
+	spin_unlock_bh(&qp->lock);
+	return err;
+}
+
+static int metaroce_post_recv(struct ib_qp *ib_qp,
+			      const struct ib_recv_wr *wr,
+			      const struct ib_recv_wr **bad_wr)
+{
+	struct metaroce_qp *qp = to_mqp(ib_qp);
+	struct sk_buff_head out;
+	int err = 0;
+
+	__skb_queue_head_init(&out);
+	for (; wr; wr = wr->next) {
+		err = metaroce_post_one_recv(qp, wr, &out);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	metaroce_xmit(qp, &out);
+	return err;
+}
+
+const struct ib_device_ops metaroce_qp_ops = {
+	.create_qp = metaroce_create_qp,
+	.destroy_qp = metaroce_destroy_qp,
+	.modify_qp = metaroce_modify_qp,
+	.query_qp = metaroce_query_qp,
+	.post_send = metaroce_post_send,
+	.post_recv = metaroce_post_recv,
+
+	INIT_RDMA_OBJ_SIZE(ib_qp, metaroce_qp, ib_qp),
+};

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MetaRoCE: glue between a QP and its sans-IO transport core connection.
+ *
+ * Every function here runs with qp->lock held (see "Data path" in
+ * metaroce.h), except the timer handler, which takes it.  The core calls
+ * back into this file (read_payload, place_send, place_write) from within
+ * mrc_next_packet() and mrc_recv_packet(), still under qp->lock; those
+ * callbacks only copy bytes between packets and pinned MR pages.
+ *
+ * One "run" of a QP: drain the core's completions into the CQs, hand it
+ * the WRs waiting in the software queues (room frees as completions are
+ * drained), pull the packets it has to send, and arm the QP's timer at its
+ * next deadline.  The packets are queued on a caller-provided list and
+ * transmitted after qp->lock is dropped (metaroce_xmit()).
+ */
+
+#include <linux/ktime.h>
+#include <linux/skbuff.h>
+#include <net/ip.h>
+
+#include "metaroce.h"
+#include "metaroce_param.h"
+
+/* Packets built per run; a longer burst continues from the timer. */
+#define METAROCE_RUN_BUDGET	64
+/* Re-run delay when the core still has work at the end of a run. */
+#define METAROCE_RERUN_NS	(2 * NSEC_PER_USEC)
+/* Room in front of a packet for the UDP, IP and link headers. */
+#define METAROCE_SKB_HEADROOM						\
+	(LL_MAX_HEADER + sizeof(struct iphdr) + sizeof(struct udphdr))
+
+/* The completion status values of the core are those of ib_wc_status. */
+static_assert((int)MRC_WC_SUCCESS == (int)IB_WC_SUCCESS);
+static_assert((int)MRC_WC_LOC_LEN_ERR == (int)IB_WC_LOC_LEN_ERR);
+static_assert((int)MRC_WC_WR_FLUSH_ERR == (int)IB_WC_WR_FLUSH_ERR);
+static_assert((int)MRC_WC_REM_INV_REQ_ERR == (int)IB_WC_REM_INV_REQ_ERR);
+static_assert((int)MRC_WC_REM_ACCESS_ERR == (int)IB_WC_REM_ACCESS_ERR);
+static_assert((int)MRC_WC_RETRY_EXC_ERR == (int)IB_WC_RETRY_EXC_ERR);
+static_assert((int)MRC_WC_RNR_RETRY_EXC_ERR == (int)IB_WC_RNR_RETRY_EXC_ERR);
+
+/*
+ * Copy between @buf and the SGE list @sge of a WR, starting at byte
+ * @offset of the message.  @to_mr: buf -> memory (needs local write).
+ */
+static int metaroce_sge_copy(struct metaroce_qp *qp,
+			     const struct metaroce_sge *sge, u32 num_sge,
+			     u32 offset, void *buf, u32 len, bool to_mr)
+{
+	u32 i;
+
+	for (i = 0; i < num_sge && len; i++) {
+		struct metaroce_mr *mr;
+		u32 n;
+		int err;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - offset);
+		mr = metaroce_mr_get(qp->ib_qp.pd, sge[i].lkey, false,
+				     to_mr ? IB_ACCESS_LOCAL_WRITE : 0,
+				     sge[i].addr + offset, n);
+		if (!mr)
+			return -EFAULT;	/* deregistered since posting */
+		err = metaroce_mr_copy(mr, sge[i].addr + offset, buf, n, to_mr);
+		metaroce_mr_put(mr);
+		if (err)
+			return err;
+		buf += n;
+		len -= n;
+		offset = 0;
+	}
+	return len ? -EFAULT : 0;
+}
+
+static int metaroce_read_payload(void *user, u64 wr_id, u32 offset,
+				 void *dst, u32 len)
+{
+	struct metaroce_qp *qp = user;
+	struct metaroce_swqe *wqe = metaroce_wq_entry(&qp->sq, wr_id);
+
+	if (wqe->inline_data) {
+		if (offset > wqe->length || len > wqe->length - offset)
+			return -EFAULT;
+		memcpy(dst, wqe->inline_buf + offset, len);
+		return 0;
+	}
+	return metaroce_sge_copy(qp, wqe->sge, wqe->num_sge, offset, dst, len,
+				 false);
+}
+
+static int metaroce_place_send(void *user, u64 recv_wr_id, u32 offset,
+			       const void *src, u32 len)
+{
+	struct metaroce_qp *qp = user;
+	struct metaroce_rwqe *wqe = metaroce_wq_entry(&qp->rq, recv_wr_id);
+
+	return metaroce_sge_copy(qp, wqe->sge, wqe->num_sge, offset,
+				 (void *)src, len, true);
+}
+
+/*
+ * An incoming RDMA WRITE: the QP must allow remote writes and the rkey
+ * must name an MR of the QP's PD with IB_ACCESS_REMOTE_WRITE covering the
+ * whole range; otherwise nothing is written and the core answers with a
+ * remote access NAK (IB_WC_REM_ACCESS_ERR at the requester).
+ */
+static int metaroce_place_write(void *user, u32 rkey, u64 raddr,
+				const void *src, u32 len)
+{
+	struct metaroce_qp *qp = user;
+	struct metaroce_mr *mr = NULL;
+	int err;
+
+	if (qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)
+		mr = metaroce_mr_get(qp->ib_qp.pd, rkey, true,
+				     IB_ACCESS_REMOTE_WRITE, raddr, len);
+	if (!mr) {
+		metaroce_count(qp->mdev, METAROCE_CNT_REM_ACCESS_ERR);
+		return -EACCES;
+	}
+	err = metaroce_mr_copy(mr, raddr, (void *)src, len, true);
+	metaroce_mr_put(mr);
+	return err;
+}
+
+static const struct mrc_callbacks metaroce_mrc_callbacks = {
+	.read_payload = metaroce_read_payload,
+	.place_send = metaroce_place_send,
+	.place_write = metaroce_place_write,
+};
+
+/*
+ * Create the connection at RTR->RTS from the QP's attributes; qp->conn
+ * holds mrc_conn_size() zeroed bytes.  Then hand it the receives posted
+ * so far.
+ */
+int metaroce_conn_start(struct metaroce_qp *qp)
+{
+	const struct ib_qp_attr *a = &qp->attr;
+	struct mrc_config cfg;
+
+	lockdep_assert_held(&qp->lock);
+	mrc_config_default(&cfg, qp->mode);
+	cfg.local_qpn = qp->ib_qp.qp_num;
+	cfg.remote_qpn = a->dest_qp_num;
+	cfg.mtu = ib_mtu_enum_to_int(a->path_mtu);
+	cfg.local_psn = a->sq_psn;
+	cfg.remote_psn = a->rq_psn;
+	cfg.retry_cnt = a->retry_cnt;
+	cfg.rnr_retry = a->rnr_retry;
+	/* IBTA local ACK timeout 4.096 us * 2^timeout; 0 keeps the default. */
+	if (qp->mode == MRC_MODE_ROCEV2 && a->timeout)
+		cfg.rto_ns = 4096ull << min_t(u8, a->timeout, 31);
+	qp->num_paths = cfg.num_paths;
+	return mrc_conn_init(qp->conn, &cfg, &metaroce_mrc_callbacks, qp,
+			     ktime_get_ns());
+}
+
+/* Free the connection of a QP nobody can reach any more. */
+void metaroce_conn_stop(struct metaroce_qp *qp)
+{
+	kvfree(qp->conn);
+	qp->conn = NULL;
+}
+
+/* Deliver, in posting order, the completions the queue's tail reached. */
+static void metaroce_sq_advance(struct metaroce_qp *qp)
+{
+	struct metaroce_cq *cq = to_mcq(qp->ib_qp.send_cq);
+
+	while (qp->sq.tail != qp->sq.fed) {
+		struct metaroce_swqe *wqe =
+			metaroce_wq_entry(&qp->sq, qp->sq.tail);
+		struct ib_wc wc = {};
+
+		if (!wqe->done)
+			break;
+		qp->sq.tail++;
+		if (wqe->status == IB_WC_SUCCESS && !wqe->signaled)
+			continue;
+		wc.wr_id = wqe->wr_id;
+		wc.status = wqe->status;
+		wc.opcode = wqe->opcode == IB_WR_RDMA_WRITE ? IB_WC_RDMA_WRITE :
+							      IB_WC_SEND;
+		wc.byte_len = wqe->length;
+		wc.qp = &qp->ib_qp;
+		metaroce_cq_push(cq, &wc, wqe->status != IB_WC_SUCCESS);
+	}
+}
+
+static void metaroce_rq_advance(struct metaroce_qp *qp)
+{
+	struct metaroce_cq *cq = to_mcq(qp->ib_qp.recv_cq);
+
+	while (qp->rq.tail != qp->rq.fed) {
+		struct metaroce_rwqe *wqe =
+			metaroce_wq_entry(&qp->rq, qp->rq.tail);
+		struct ib_wc wc = {};
+
+		if (!wqe->done)
+			break;
+		qp->rq.tail++;
+		wc.wr_id = wqe->wr_id;
+		wc.status = wqe->status;
+		wc.opcode = IB_WC_RECV;
+		wc.byte_len = wqe->byte_len;
+		wc.qp = &qp->ib_qp;
+		wc.port_num = METAROCE_PORT;
+		/*
+		 * The wire carries no solicited-event bit yet: every receive
+		 * completion wakes a solicited-only waiter too, which is
+		 * safe (an extra wakeup), where a missed one would not be.
+		 */
+		metaroce_cq_push(cq, &wc, true);
+	}
+}
+
+/* Drain the core's completions; returns true if one reported an error. */
+static bool metaroce_drain(struct metaroce_qp *qp)
+{
+	struct mrc_completion c;
+	bool error = false;
+
+	while (mrc_poll_completion(qp->conn, &c) == 1) {
+		if (c.opcode == MRC_OP_RECV) {
+			struct metaroce_rwqe *wqe =
+				metaroce_wq_entry(&qp->rq, c.wr_id);
+
+			wqe->byte_len = c.byte_len;
+			wqe->status = c.status;
+			wqe->done = true;
+		} else {
+			struct metaroce_swqe *wqe =
+				metaroce_wq_entry(&qp->sq, c.wr_id);
+
+			wqe->status = c.status;
+			wqe->done = true;
+		}
+		if (c.status != MRC_WC_SUCCESS)
+			error = true;
+	}
+	metaroce_sq_advance(qp);
+	metaroce_rq_advance(qp);
+	return error;
+}
+
+/* Hand the core as many waiting WRs as it has room for. */
+static void metaroce_feed(struct metaroce_qp *qp, u64 now)
+{
+	while (qp->rq.fed != qp->rq.head) {
+		struct metaroce_rwqe *wqe =
+			metaroce_wq_entry(&qp->rq, qp->rq.fed);
+
+		if (mrc_post_recv(qp->conn, qp->rq.fed, wqe->length))
+			break;
+		qp->rq.fed++;
+	}
+	if (qp->state != IB_QPS_RTS)
+		return;
+	while (qp->sq.fed != qp->sq.head) {
+		struct metaroce_swqe *wqe =
+			metaroce_wq_entry(&qp->sq, qp->sq.fed);
+		struct mrc_send_wr swr = {
+			.wr_id = qp->sq.fed,
+			.opcode = wqe->opcode == IB_WR_RDMA_WRITE ?
+					  MRC_OP_RDMA_WRITE : MRC_OP_SEND,
+			.length = wqe->length,
+			.rkey = wqe->rkey,
+			.remote_addr = wqe->remote_addr,
+		};
+
+		if (mrc_post_send(qp->conn, &swr, now))
+			break;
+		qp->sq.fed++;
+	}
+}
+
+/*
+ * Move the QP to ERR and complete everything still posted with
+ * IB_WC_WR_FLUSH_ERR, after the completions the core already has.
+ */
+void metaroce_qp_flush(struct metaroce_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->conn)
+		metaroce_drain(qp);
+	qp->state = IB_QPS_ERR;
+	qp->attr.qp_state = IB_QPS_ERR;
+
+	/* The core's own queues are abandoned with the connection. */
+	qp->sq.fed = qp->sq.head;
+	qp->rq.fed = qp->rq.head;
+	while (qp->sq.tail != qp->sq.fed) {
+		struct metaroce_swqe *wqe =
+			metaroce_wq_entry(&qp->sq, qp->sq.tail);
+
+		if (!wqe->done) {
+			wqe->status = IB_WC_WR_FLUSH_ERR;
+			wqe->done = true;
+		}
+		metaroce_sq_advance(qp);
+	}
+	while (qp->rq.tail != qp->rq.fed) {
+		struct metaroce_rwqe *wqe =
+			metaroce_wq_entry(&qp->rq, qp->rq.tail);
+
+		if (!wqe->done) {
+			wqe->status = IB_WC_WR_FLUSH_ERR;
+			wqe->byte_len = 0;
+			wqe->done = true;
+		}
+		metaroce_rq_advance(qp);
+	}
+}
+
+/* A core failure outside a completion (e.g. a payload read): fatal. */
+static void metaroce_qp_fatal(struct metaroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ib_qp.device,
+		.element.qp = &qp->ib_qp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	metaroce_qp_flush(qp);
+	if (qp->ib_qp.event_handler)
+		qp->ib_qp.event_handler(&ev, qp->ib_qp.qp_context);
+}
+
+static bool metaroce_qp_active(const struct metaroce_qp *qp)
+{
+	return qp->conn && !qp->dead &&
+	       (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS);
+}
+
+/* See the top of the file.  qp->lock held. */
+void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
+{
+	u32 cap = MRC_MAX_PKT_LEN(ib_mtu_enum_to_int(qp->attr.path_mtu));
+	u64 now = ktime_get_ns(), deadline;
+	int budget = METAROCE_RUN_BUDGET;
+
+	lockdep_assert_held(&qp->lock);
+	if (!metaroce_qp_active(qp))
+		return;
+
+	if (metaroce_drain(qp)) {
+		/* IBTA: a completion in error moves the QP to ERR. */
+		metaroce_qp_flush(qp);
+		return;
+	}
+	metaroce_feed(qp, now);
+
+	while (budget--) {
+		struct sk_buff *skb = qp->spare_skb;
+		unsigned int path = 0;
+		int len;
+
+		if (!skb) {
+			skb = alloc_skb(METAROCE_SKB_HEADROOM + cap, GFP_ATOMIC);
+			if (!skb) {
+				metaroce_count(qp->mdev, METAROCE_CNT_TX_ERRORS);
+				break;	/* the timer retries */
+			}
+			skb_reserve(skb, METAROCE_SKB_HEADROOM);
+			qp->spare_skb = skb;
+		}
+		len = mrc_next_packet(qp->conn, skb->data, cap, &path, now);
+		if (len == 0)
+			break;
+		if (len < 0) {
+			metaroce_qp_fatal(qp);
+			return;
+		}
+		qp->spare_skb = NULL;
+		skb_put(skb, len);
+		METAROCE_SKB_CB(skb)->path = path;
+		__skb_queue_tail(out, skb);
+	}
+
+	deadline = mrc_next_deadline(qp->conn);
+	if (deadline == U64_MAX)
+		return;
+	if (deadline <= now)
+		deadline = now + METAROCE_RERUN_NS;
+	hrtimer_start(&qp->timer, ns_to_ktime(deadline), HRTIMER_MODE_ABS_SOFT);
+}
+
+/* A datagram payload for @qp, from the UDP receive path (softirq). */
+void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len)
+{
+	struct sk_buff_head out;
+	enum metaroce_counter c;
+	unsigned int path = 0;
+	int ret;
+
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&qp->lock);
+	if (!metaroce_qp_active(qp)) {
+		spin_unlock_bh(&qp->lock);
+		metaroce_count(qp->mdev, METAROCE_CNT_RX_NO_QP);
+		return;
+	}
+	/* MetaRoCE names the sender's path; answer on the same index. */
+	if (qp->mode == MRC_MODE_METAROCE && len > 3)
+		path = ((const u8 *)pkt)[3] % qp->num_paths;
+	ret = mrc_recv_packet(qp->conn, pkt, len, path, ktime_get_ns());
+	metaroce_qp_run(qp, &out);
+	spin_unlock_bh(&qp->lock);
+
+	switch (ret) {
+	case -EBADMSG:
+		c = METAROCE_CNT_RX_BAD_CRC;
+		break;
+	case -EPROTO:
+		c = METAROCE_CNT_RX_MALFORMED;
+		break;
+	case -ERANGE:
+		c = METAROCE_CNT_RX_OUT_OF_WINDOW;
+		break;
+	case -ENXIO:
+		c = METAROCE_CNT_RX_NO_QP;
+		break;
+	default:
+		c = ret < 0 ? METAROCE_CNT_RX_DROPPED : METAROCE_CNT_RX_PACKETS;
+		break;
+	}
+	metaroce_count(qp->mdev, c);
+	metaroce_xmit(qp, &out);
+}
+
+/* The QP's soft hrtimer: softirq context. */
+enum hrtimer_restart metaroce_qp_timer(struct hrtimer *timer)
+{
+	struct metaroce_qp *qp = container_of(timer, struct metaroce_qp, timer);
+	struct sk_buff_head out;
+
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&qp->lock);
+	if (metaroce_qp_active(qp)) {
+		mrc_handle_timeout(qp->conn, ktime_get_ns());
+		metaroce_qp_run(qp, &out);
+	}
+	spin_unlock_bh(&qp->lock);
+	/* destroy_qp waits for this handler (hrtimer_cancel) before freeing. */
+	metaroce_xmit(qp, &out);
+	return HRTIMER_NORESTART;
+}
