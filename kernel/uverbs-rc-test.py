@@ -12,6 +12,7 @@ namespaces), connects an RC QP on each to the other and checks:
     receives posted than the transport core holds (software queue);
   - unsignaled sends produce no completion, signaled ones do;
   - inline SEND;
+  - completion channel events after req_notify_cq (next / solicited);
   - RDMA WRITE into the peer's MR, verified;
   - RDMA WRITE with a wrong rkey: IB_WC_REM_ACCESS_ERR at the requester, the
     responder's memory untouched, later WRs flushed (IB_WC_WR_FLUSH_ERR);
@@ -23,13 +24,14 @@ import ctypes
 import errno
 import mmap
 import os
+import select
 import struct
 import sys
 import time
 
 # enum ib_uverbs_write_cmds
 GET_CONTEXT, ALLOC_PD, REG_MR = 0, 3, 9
-CREATE_CQ, POLL_CQ = 18, 21
+CREATE_COMP_CHANNEL, CREATE_CQ, POLL_CQ, REQ_NOTIFY_CQ = 17, 18, 21, 23
 CREATE_QP, QUERY_QP, MODIFY_QP, DESTROY_QP = 24, 25, 26, 27
 POST_SEND, POST_RECV = 28, 29
 
@@ -48,6 +50,7 @@ M_MAX_RD, M_MIN_RNR, M_SQ_PSN, M_MAX_DEST_RD, M_DEST_QPN = (
     8192, 32768, 65536, 131072, 1048576)
 
 BUF_SIZE = 1 << 20
+CQ_USER_HANDLE = 0x6d72637100000001
 
 
 class Failure(Exception):
@@ -128,9 +131,17 @@ class Dev:
                                          self.pd, access), 12)
         return struct.unpack("III", r)  # handle, lkey, rkey
 
-    def create_cq(self, cqe):
-        r = self.cmd(CREATE_CQ, struct.pack("QIIiI", 0, cqe, 0, -1, 0), 8)
+    def create_cq(self, cqe, channel=-1, user_handle=0):
+        r = self.cmd(CREATE_CQ, struct.pack("QIIiI", user_handle, cqe, 0,
+                                            channel, 0), 8)
         return struct.unpack("II", r)[0]
+
+    def create_comp_channel(self):
+        return struct.unpack_from("I", self.cmd(CREATE_COMP_CHANNEL, b"", 4))[0]
+
+    def req_notify_cq(self, cq, solicited_only):
+        self.cmd(REQ_NOTIFY_CQ, struct.pack("II", cq, solicited_only), 0,
+                 with_response=False)
 
     def create_qp(self, cq, send_wr, recv_wr, inline):
         body = struct.pack("QIIIIIIIIIBBBB", 0, self.pd, cq, cq, 0, send_wr,
@@ -223,7 +234,8 @@ def setup(name, psn):
     d = Dev(name)
     d.buf = Buf(BUF_SIZE)
     d.mr, d.lkey, d.rkey = d.reg_mr(d.buf, BUF_SIZE, LOCAL_WRITE | REMOTE_WRITE)
-    d.cq = d.create_cq(1024)
+    d.channel = d.create_comp_channel()
+    d.cq = d.create_cq(1024, d.channel, CQ_USER_HANDLE)
     d.qp, d.qpn, caps = d.create_qp(d.cq, 64, 512, 64)
     check(caps[2] >= 64 and caps[3] >= 512, f"caps {caps}")
     d.psn = psn
@@ -285,6 +297,25 @@ def unsignaled_and_inline(a, b):
     check(bytes(b.buf.mem[half:half + 64]) == data, "unsignaled payload")
     check(bytes(b.buf.mem[half + 256:half + 320]) == data, "inline payload")
     print("result: unsignaled, inline and zero-length SEND ok", flush=True)
+
+
+def comp_event(a, b):
+    """req_notify_cq + a completion -> one event on the channel."""
+    half = BUF_SIZE // 2
+    for solicited_only in (0, 1):
+        b.req_notify_cq(b.cq, solicited_only)
+        b.post_recv(b.qp, [(300, [(b.buf.addr + half, 64, b.lkey)])])
+        a.post_send(a.qp, [(301, WR_SEND, SEND_SIGNALED,
+                            [(a.buf.addr, 64, a.lkey)], 0, 0)])
+        r, _, _ = select.select([b.channel], [], [], 30)
+        check(r, f"no completion event (solicited_only={solicited_only})")
+        ev = os.read(b.channel, 8)
+        check(struct.unpack("Q", ev)[0] == CQ_USER_HANDLE, f"event {ev!r}")
+        wait_wc(a, a.cq, 1)
+        wc = wait_wc(b, b.cq, 1)[0]
+        check(wc[:2] == (300, WC_SUCCESS), f"recv wc {wc}")
+    print("result: completion channel events (next and solicited) ok",
+          flush=True)
 
 
 def rdma_write(a, b, size):
@@ -359,6 +390,7 @@ def main():
         connect(a, b)
         sendrecv(a, b, [int(s) for s in args.sizes.split(",")], args.iters)
         unsignaled_and_inline(a, b)
+        comp_event(a, b)
         rdma_write(a, b, 65536)
         bad_rkey(a, b)
         flush_on_err(b)
