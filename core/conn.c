@@ -84,6 +84,28 @@ int mrc_conn_init(struct mrc_conn *c, const struct mrc_config *cfg,
 	return 0;
 }
 
+int mrc_conn_set_requester(struct mrc_conn *c, const struct mrc_config *cfg)
+{
+	struct mrc_config n = c->cfg;
+
+	/* The fields a verbs QP learns at RTR->RTS; the rest must not move. */
+	n.local_psn = cfg->local_psn;
+	n.retry_cnt = cfg->retry_cnt;
+	n.rnr_retry = cfg->rnr_retry;
+	n.rto_ns = cfg->rto_ns;
+	if (!mrc_config_valid(&n))
+		return -EINVAL;
+	/* Only a connection that has sent nothing may move its PSN space. */
+	if (c->sq_tail || c->snd_nxt != c->cfg.local_psn ||
+	    c->snd_una != c->cfg.local_psn || c->snd_tx != c->cfg.local_psn)
+		return -EBUSY;
+	c->cfg = n;
+	c->snd_una = n.local_psn;
+	c->snd_nxt = n.local_psn;
+	c->snd_tx = n.local_psn;
+	return 0;
+}
+
 int mrc_post_send(struct mrc_conn *c, const struct mrc_send_wr *wr, u64 now)
 {
 	struct mrc_swqe *w;

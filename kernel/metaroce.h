@@ -253,6 +253,7 @@ void metaroce_qp_put(struct metaroce_qp *qp);
 
 /* metaroce_transport.c */
 int metaroce_conn_start(struct metaroce_qp *qp);
+int metaroce_conn_start_requester(struct metaroce_qp *qp);
 void metaroce_conn_stop(struct metaroce_qp *qp);
 void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out);
 void metaroce_qp_flush(struct metaroce_qp *qp);

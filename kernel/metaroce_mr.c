@@ -89,6 +89,12 @@ struct ib_mr *metaroce_reg_user_mr(struct ib_pd *ib_pd, u64 start, u64 length,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return ERR_PTR(-EINVAL);
+	/*
+	 * Optional flags (relaxed ordering, which perftest asks for) are
+	 * hints a device may ignore (IB_UVERBS_ACCESS_OPTIONAL_RANGE): a
+	 * software device has no PCIe ordering to relax.
+	 */
+	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		       IB_ACCESS_REMOTE_READ))
 		return ERR_PTR(-EOPNOTSUPP);

@@ -7,9 +7,11 @@
  * consumer asked for (up to METAROCE_MAX_QP_WR); the transport core, whose
  * own queues hold MRC_MAX_SQ / MRC_MAX_RQ entries, is fed from them as it
  * completes work (metaroce_transport.c).  The connection (struct mrc_conn)
- * exists from the RTR->RTS transition until the QP is reset or destroyed:
- * the core needs both PSNs, and sq_psn is an RTS attribute.  Packets that
- * reach a QP still in RTR are dropped and counted; the peer retransmits.
+ * exists from the INIT->RTR transition until the QP is reset or destroyed,
+ * because an RTR QP is already a responder (perftest's bandwidth servers
+ * never leave RTR).  sq_psn, retry_cnt, rnr_retry and timeout are RTS
+ * attributes: RTR->RTS hands them to the core, which accepts them because
+ * an RTR QP cannot have posted a send.
  *
  * State machine: every transition is checked with ib_modify_qp_is_ok();
  * SQD and alternate paths are not supported (-EOPNOTSUPP).  Entering ERR
@@ -314,7 +316,7 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	err = metaroce_check_attr(qp, attr, mask, &saddr, &daddr);
 	if (err)
 		goto out;
-	if (cur == IB_QPS_RTR && new == IB_QPS_RTS) {
+	if (cur == IB_QPS_INIT && new == IB_QPS_RTR) {
 		conn = kvzalloc(mrc_conn_size(), GFP_KERNEL);
 		err = -ENOMEM;
 		if (!conn)
@@ -336,6 +338,8 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 			qp->conn = NULL;
 			old_conn = conn;
 		}
+	} else if (cur == IB_QPS_RTR && new == IB_QPS_RTS && qp->conn) {
+		err = metaroce_conn_start_requester(qp);
 	}
 	if (!err) {
 		qp->state = new;

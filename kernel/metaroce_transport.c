@@ -137,26 +137,45 @@ static const struct mrc_callbacks metaroce_mrc_callbacks = {
  * holds mrc_conn_size() zeroed bytes.  Then hand it the receives posted
  * so far.
  */
-int metaroce_conn_start(struct metaroce_qp *qp)
+/* The core's configuration from the QP's attributes.  qp->lock held. */
+static void metaroce_conn_config(const struct metaroce_qp *qp,
+				 struct mrc_config *cfg)
 {
 	const struct ib_qp_attr *a = &qp->attr;
+
+	mrc_config_default(cfg, qp->mode);
+	cfg->local_qpn = qp->ib_qp.qp_num;
+	cfg->remote_qpn = a->dest_qp_num;
+	cfg->mtu = ib_mtu_enum_to_int(a->path_mtu);
+	cfg->local_psn = a->sq_psn;
+	cfg->remote_psn = a->rq_psn;
+	cfg->retry_cnt = a->retry_cnt;
+	cfg->rnr_retry = a->rnr_retry;
+	/* IBTA local ACK timeout 4.096 us * 2^timeout; 0 keeps the default. */
+	if (qp->mode == MRC_MODE_ROCEV2 && a->timeout)
+		cfg->rto_ns = 4096ull << min_t(u8, a->timeout, 31);
+}
+
+/* INIT->RTR: the connection starts, as a responder. */
+int metaroce_conn_start(struct metaroce_qp *qp)
+{
 	struct mrc_config cfg;
 
 	lockdep_assert_held(&qp->lock);
-	mrc_config_default(&cfg, qp->mode);
-	cfg.local_qpn = qp->ib_qp.qp_num;
-	cfg.remote_qpn = a->dest_qp_num;
-	cfg.mtu = ib_mtu_enum_to_int(a->path_mtu);
-	cfg.local_psn = a->sq_psn;
-	cfg.remote_psn = a->rq_psn;
-	cfg.retry_cnt = a->retry_cnt;
-	cfg.rnr_retry = a->rnr_retry;
-	/* IBTA local ACK timeout 4.096 us * 2^timeout; 0 keeps the default. */
-	if (qp->mode == MRC_MODE_ROCEV2 && a->timeout)
-		cfg.rto_ns = 4096ull << min_t(u8, a->timeout, 31);
+	metaroce_conn_config(qp, &cfg);
 	qp->num_paths = cfg.num_paths;
 	return mrc_conn_init(qp->conn, &cfg, &metaroce_mrc_callbacks, qp,
 			     ktime_get_ns());
+}
+
+/* RTR->RTS: sq_psn, retry_cnt, rnr_retry and timeout are RTS attributes. */
+int metaroce_conn_start_requester(struct metaroce_qp *qp)
+{
+	struct mrc_config cfg;
+
+	lockdep_assert_held(&qp->lock);
+	metaroce_conn_config(qp, &cfg);
+	return mrc_conn_set_requester(qp->conn, &cfg);
 }
 
 /* Free the connection of a QP nobody can reach any more. */

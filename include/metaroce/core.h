@@ -208,6 +208,15 @@ int mrc_post_send(struct mrc_conn *conn, const struct mrc_send_wr *wr,
 		  uint64_t now);
 
 /* -ENOSPC: receive queue full; -EIO: QP in error. */
+/*
+ * Take the requester's attributes of cfg (local_psn, retry_cnt, rnr_retry,
+ * rto_ns) after mrc_conn_init() but before any send WR is posted: a verbs
+ * QP is a responder from RTR on and learns these only at RTR->RTS.  The
+ * other fields of cfg are ignored.  -EBUSY once a send WR was posted,
+ * -EINVAL if the result is not a valid configuration.
+ */
+int mrc_conn_set_requester(struct mrc_conn *conn, const struct mrc_config *cfg);
+
 int mrc_post_recv(struct mrc_conn *conn, uint64_t wr_id, uint32_t length);
 
 /*

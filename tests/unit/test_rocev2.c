@@ -189,6 +189,39 @@ static void rnr_nak_then_resume(void **state)
 	pair_free(f);
 }
 
+/*
+ * A verbs QP learns sq_psn, retry_cnt, rnr_retry and timeout at RTR->RTS,
+ * after its connection already answers as a responder.
+ */
+static void requester_attributes_after_init(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_ROCEV2, 1);
+	struct mrc_config rts;
+	struct fx *f;
+	struct pkt p;
+
+	(void)state;
+	cfg.local_psn = 0;
+	f = gbn_pair(&cfg);
+	rts = cfg;
+	rts.local_psn = 1u << 24;
+	assert_int_equal(mrc_conn_set_requester(f->a.conn, &rts), -EINVAL);
+	rts.local_psn = 0x000100;
+	rts.rnr_retry = 8;			/* 7 means infinite */
+	assert_int_equal(mrc_conn_set_requester(f->a.conn, &rts), -EINVAL);
+	rts.rnr_retry = 3;
+	rts.mtu = 17;				/* not a requester field: ignored */
+	assert_int_equal(mrc_conn_set_requester(f->a.conn, &rts), 0);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	p = take(f, &f->a);
+	assert_int_equal(be32(p.b + 8) & 0xffffff, 0x000100);
+	/* once something was posted the PSN space is fixed */
+	rts.local_psn = 0x000200;
+	assert_int_equal(mrc_conn_set_requester(f->a.conn, &rts), -EBUSY);
+	pair_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +230,7 @@ int main(void)
 		cmocka_unit_test(duplicate_is_acked_with_msn),
 		cmocka_unit_test(timeouts_retry_then_fail),
 		cmocka_unit_test(rnr_nak_then_resume),
+		cmocka_unit_test(requester_attributes_after_init),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
