@@ -5,7 +5,9 @@
 #ifndef METAROCE_PROVIDER_H
 #define METAROCE_PROVIDER_H
 
+#include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <cstdint>
 #include <type_traits>
 
@@ -33,13 +35,31 @@ struct pd {
 };
 
 /*
- * libibverbs allocates and frees these as raw C memory and never runs
- * constructors, so they must stay plain C aggregates.
+ * A CQ of either API: legacy ibv_poll_cq() and the extended one
+ * (ibv_start_poll() and the ibv_wc_read_*() accessors) read the same kernel
+ * queue through ibv_cmd_poll_cq().
+ */
+struct cq {
+	struct verbs_cq vcq;
+	/* The completion the extended API is positioned on (cq.cpp). */
+	struct ibv_wc cur;
+};
+
+struct qp {
+	struct verbs_qp vqp;
+};
+
+/*
+ * Provider objects are allocated with calloc() and freed with free(), here
+ * and by libibverbs (the context), and never see a constructor, so they
+ * must stay plain C aggregates with the libibverbs object first.
  */
 static_assert(std::is_standard_layout_v<device> &&
 	      std::is_standard_layout_v<context> &&
-	      std::is_standard_layout_v<pd>);
-static_assert(offsetof(device, vdev) == 0 && offsetof(pd, ibv_pd) == 0);
+	      std::is_standard_layout_v<pd> && std::is_standard_layout_v<cq> &&
+	      std::is_standard_layout_v<qp>);
+static_assert(offsetof(device, vdev) == 0 && offsetof(pd, ibv_pd) == 0 &&
+	      offsetof(cq, vcq) == 0 && offsetof(qp, vqp) == 0);
 
 inline context *to_context(struct ibv_context *ibctx) noexcept
 {
@@ -73,6 +93,65 @@ struct alloc_pd_resp {
 	struct metaroce_alloc_pd_resp drv;
 };
 static_assert(offsetof(alloc_pd_resp, drv) == sizeof(verbs_resp_alloc_pd));
+
+inline cq *to_cq(struct ibv_cq *ibcq) noexcept
+{
+	return reinterpret_cast<cq *>(ibcq);
+}
+
+inline cq *to_cq(struct ibv_cq_ex *ibcq) noexcept
+{
+	return reinterpret_cast<cq *>(ibcq);
+}
+
+inline qp *to_qp(struct ibv_qp *ibqp) noexcept
+{
+	return reinterpret_cast<qp *>(ibqp);
+}
+
+/* Allocate a zeroed provider object; NULL with errno ENOMEM on failure. */
+template <typename T> T *alloc_obj() noexcept
+{
+	static_assert(std::is_standard_layout_v<T> &&
+		      std::is_trivially_destructible_v<T>);
+	void *p = std::calloc(1, sizeof(T));
+
+	if (!p)
+		errno = ENOMEM;
+	return static_cast<T *>(p);
+}
+
+/*
+ * The ops beyond device and PD.  Each returns what libibverbs' API promises
+ * the application: NULL with errno set from a create, an errno from
+ * modify/query/destroy/post, and never leaves a half-made object behind.
+ */
+/* cq.cpp */
+struct ibv_cq *create_cq(struct ibv_context *ibctx, int cqe,
+			 struct ibv_comp_channel *channel,
+			 int comp_vector) noexcept;
+struct ibv_cq_ex *create_cq_ex(struct ibv_context *ibctx,
+			       struct ibv_cq_init_attr_ex *attr) noexcept;
+int destroy_cq(struct ibv_cq *ibcq) noexcept;
+
+/* qp.cpp */
+struct ibv_qp *create_qp(struct ibv_pd *ibpd,
+			 struct ibv_qp_init_attr *attr) noexcept;
+struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
+			    struct ibv_qp_init_attr_ex *attr) noexcept;
+int modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+	      int attr_mask) noexcept;
+int query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+	     struct ibv_qp_init_attr *init_attr) noexcept;
+int destroy_qp(struct ibv_qp *ibqp) noexcept;
+
+/* srq.cpp */
+struct ibv_srq *create_srq(struct ibv_pd *ibpd,
+			   struct ibv_srq_init_attr *attr) noexcept;
+int modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+	       int attr_mask) noexcept;
+int query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr) noexcept;
+int destroy_srq(struct ibv_srq *srq) noexcept;
 
 /* verbs.cpp */
 extern const struct verbs_context_ops context_ops;

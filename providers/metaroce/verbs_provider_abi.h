@@ -122,7 +122,7 @@ VERBS_ABI_STATIC_ASSERT(sizeof(struct verbs_sysfs_dev) == 992,
 			"verbs_sysfs_dev size");
 
 struct verbs_device;
-struct verbs_mr; /* driver.h; only passed by pointer here */
+struct verbs_mr; /* driver.h; defined below */
 
 /*
  * driver.h: struct verbs_device_ops, the provider's registration record.
@@ -190,6 +190,74 @@ VERBS_ABI_STATIC_ASSERT(offsetof(struct verbs_device, entry) ==
 VERBS_ABI_STATIC_ASSERT(sizeof(struct verbs_device) ==
 				sizeof(struct ibv_device) + 48,
 			"verbs_device size");
+
+/*
+ * driver.h: the provider-allocated wrappers of verbs objects.  The provider
+ * embeds them first in its own objects; libibverbs and the ibv_cmd_*
+ * helpers fill in the public parts.
+ */
+
+/* driver.h: only passed by pointer here (verbs_qp.xrcd). */
+struct verbs_xrcd;
+
+/* driver.h: enum ibv_mr_type, set by ibv_cmd_reg_mr in verbs_mr.mr_type. */
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+/* driver.h: struct verbs_mr, handed back to verbs_context_ops.dereg_mr. */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
+VERBS_ABI_STATIC_ASSERT(offsetof(struct verbs_mr, ibv_mr) == 0,
+			"verbs_mr.ibv_mr must be first");
+VERBS_ABI_STATIC_ASSERT(offsetof(struct verbs_mr, mr_type) ==
+				sizeof(struct ibv_mr),
+			"verbs_mr.mr_type offset");
+VERBS_ABI_STATIC_ASSERT(sizeof(struct verbs_mr) == sizeof(struct ibv_mr) + 8,
+			"verbs_mr size");
+
+/* driver.h: enum verbs_qp_mask, the bits of verbs_qp.comp_mask. */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1, /* qp_ex is valid: ibv_qp_to_qp_ex() */
+};
+
+/*
+ * driver.h: struct verbs_qp.  ibv_cmd_create_qp_ex() zeroes comp_mask (and
+ * sets VERBS_QP_XRCD); a provider implementing the ibv_wr_* API sets
+ * VERBS_QP_EX after filling in qp_ex.
+ */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+VERBS_ABI_STATIC_ASSERT(offsetof(struct ibv_qp_ex, qp_base) == 0,
+			"ibv_qp_ex must start with its ibv_qp");
+VERBS_ABI_STATIC_ASSERT(offsetof(struct verbs_qp, comp_mask) ==
+				sizeof(struct ibv_qp_ex),
+			"verbs_qp.comp_mask offset");
+VERBS_ABI_STATIC_ASSERT(sizeof(struct verbs_qp) == sizeof(struct ibv_qp_ex) + 16,
+			"verbs_qp size");
+
+/* driver.h: struct verbs_cq; ibv_cq_ex begins with the fields of ibv_cq. */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+VERBS_ABI_STATIC_ASSERT(sizeof(struct verbs_cq) == sizeof(struct ibv_cq_ex),
+			"verbs_cq size");
 
 /*
  * driver.h: struct verbs_context_ops, "the union of every op the driver can
@@ -416,6 +484,55 @@ VERBS_ABI_STATIC_ASSERT(sizeof(struct verbs_resp_alloc_pd) ==
 			"ib_uverbs_alloc_pd_resp size");
 
 /*
+ * The commands whose only content is the core request: kern-abi.h
+ * DECLARE_CMD() and DECLARE_CMD_EX() lay them out as the write() header
+ * (plus the extended header for _EX) followed by the uapi request.  Here the
+ * uapi request is embedded as the last member, flexible array member
+ * included (a GCC/Clang extension in both C and C++, hence no
+ * -Wpedantic); sizeof() is that of the core request, which is what
+ * libibverbs expects as cmd_size when there is no driver data.  The
+ * ibv_cmd_* helpers either fill these themselves (the write()-only ones:
+ * reg_mr, modify_qp, query_qp, modify_srq, query_srq) or, without driver
+ * data, ignore them and build the command on their own stack.
+ */
+
+/* kern-abi.h: struct ex_hdr */
+struct verbs_ex_hdr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+VERBS_ABI_STATIC_ASSERT(sizeof(struct verbs_ex_hdr) == 24, "ex_hdr size");
+
+#define VERBS_DECLARE_CMD(_name, _kabi)                                        \
+	struct verbs_cmd_##_name {                                             \
+		struct ib_uverbs_cmd_hdr hdr;                                  \
+		struct _kabi core_payload;                                     \
+	};                                                                     \
+	VERBS_ABI_STATIC_ASSERT(sizeof(struct verbs_cmd_##_name) ==            \
+					sizeof(struct ib_uverbs_cmd_hdr) +     \
+						sizeof(struct _kabi),          \
+				"ibv_" #_name " size")
+#define VERBS_DECLARE_CMD_EX(_name, _kabi)                                     \
+	struct verbs_cmd_##_name {                                             \
+		struct verbs_ex_hdr hdr;                                       \
+		struct _kabi core_payload;                                     \
+	};                                                                     \
+	VERBS_ABI_STATIC_ASSERT(sizeof(struct verbs_cmd_##_name) ==            \
+					sizeof(struct verbs_ex_hdr) +          \
+						sizeof(struct _kabi),          \
+				"ibv_" #_name " size")
+
+/* kern-abi.h: DECLARE_CMD(IB_USER_VERBS_CMD_..., ibv_<name>, ib_uverbs_...) */
+VERBS_DECLARE_CMD(reg_mr, ib_uverbs_reg_mr);
+VERBS_DECLARE_CMD_EX(create_cq_ex, ib_uverbs_ex_create_cq);
+VERBS_DECLARE_CMD(create_qp, ib_uverbs_create_qp);
+VERBS_DECLARE_CMD(modify_qp, ib_uverbs_modify_qp);
+VERBS_DECLARE_CMD(query_qp, ib_uverbs_query_qp);
+VERBS_DECLARE_CMD(create_srq, ib_uverbs_create_srq);
+VERBS_DECLARE_CMD(modify_srq, ib_uverbs_modify_srq);
+VERBS_DECLARE_CMD(query_srq, ib_uverbs_query_srq);
+
+/*
  * Functions exported by libibverbs.so.1 at version IBVERBS_PRIVATE_34
  * (libibverbs/libibverbs.map.in), prototypes from driver.h.  Where upstream
  * takes a kern-abi.h command or a uapi response, the layout-identical
@@ -452,6 +569,63 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct verbs_cmd_alloc_pd *cmd, size_t cmd_size,
 		     struct verbs_resp_alloc_pd *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+/*
+ * driver.h; cmd.c, cmd_mr.c, cmd_cq.c, cmd_qp.c, cmd_srq.c.  Responses are
+ * the kernel uapi structures themselves (no driver data follows them).
+ */
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct verbs_cmd_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq,
+			 struct verbs_cmd_create_cq_ex *cmd, size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
+int ibv_cmd_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct verbs_cmd_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct verbs_cmd_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct verbs_cmd_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
+
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct verbs_cmd_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct verbs_cmd_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct verbs_cmd_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
+
+/* driver.h; cmd.c: the kernel resolves a RoCE destination's MAC itself. */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp, size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
 
 /* driver.h; sysfs.c: reads <sysfs_dev->ibdev_path>/<fnfmt...>. */
 int ibv_read_ibdev_sysfs_file(char *buf, size_t size,

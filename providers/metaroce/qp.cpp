@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * MetaRoCE libibverbs provider: queue pairs.
+ *
+ * First slice: the queues live in the kernel.  Creation, state changes and
+ * queries are the generic uverbs commands, and posting is a POST_SEND /
+ * POST_RECV command per call (ibv_cmd_post_send/recv, set directly in the
+ * ops table), which also validates the work requests.
+ */
+#include <cerrno>
+#include <cstdlib>
+
+#include "metaroce.h"
+
+namespace metaroce {
+
+/*
+ * The one constructor of both APIs: ibv_create_qp() arrives here through
+ * create_qp() with a PD-only attribute.
+ */
+struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
+			    struct ibv_qp_init_attr_ex *attr) noexcept
+{
+	struct verbs_cmd_create_qp cmd = {};
+	struct ib_uverbs_create_qp_resp resp = {};
+	qp *q;
+	int ret;
+
+	/*
+	 * No XRC, no creation flags, no ibv_wr_* API (send_ops_flags) yet:
+	 * refuse them instead of creating a QP without what was asked for.
+	 */
+	if (attr->comp_mask & ~uint32_t(IBV_QP_INIT_ATTR_PD)) {
+		errno = EOPNOTSUPP;
+		return nullptr;
+	}
+	q = alloc_obj<qp>();
+	if (!q)
+		return nullptr;
+	/* Fills in qp_num, handle, state and attr->cap as granted. */
+	ret = ibv_cmd_create_qp_ex(ibctx, &q->vqp, attr, &cmd, sizeof(cmd),
+				   &resp, sizeof(resp));
+	if (ret) {
+		std::free(q);
+		errno = ret;
+		return nullptr;
+	}
+	return &q->vqp.qp;
+}
+
+struct ibv_qp *create_qp(struct ibv_pd *ibpd,
+			 struct ibv_qp_init_attr *attr) noexcept
+{
+	struct ibv_qp_init_attr_ex ex = {};
+	struct ibv_qp *ibqp;
+
+	ex.qp_context = attr->qp_context;
+	ex.send_cq = attr->send_cq;
+	ex.recv_cq = attr->recv_cq;
+	ex.srq = attr->srq;
+	ex.cap = attr->cap;
+	ex.qp_type = attr->qp_type;
+	ex.sq_sig_all = attr->sq_sig_all;
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = ibpd;
+	ibqp = create_qp_ex(ibpd->context, &ex);
+	/* ibv_create_qp() reports the capabilities granted. */
+	if (ibqp)
+		attr->cap = ex.cap;
+	return ibqp;
+}
+
+int modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+	      int attr_mask) noexcept
+{
+	struct verbs_cmd_modify_qp cmd = {};
+
+	/* libibverbs updates ibqp->state on success. */
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+	     struct ibv_qp_init_attr *init_attr) noexcept
+{
+	struct verbs_cmd_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+int destroy_qp(struct ibv_qp *ibqp) noexcept
+{
+	int ret;
+
+	/* On failure the kernel QP still exists: keep ours too. */
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+	std::free(to_qp(ibqp));
+	return 0;
+}
+
+} // namespace metaroce
