@@ -77,3 +77,42 @@ mr_header_abi_version() {
 	[ -n "$v" ] || fail "no METAROCE_UVERBS_ABI_VERSION in metaroce-abi.h"
 	echo "$v"
 }
+
+# mr_netns_devices: netns mra and mrb joined by a veth pair (10.88.0.1 and
+# .2, veth0 in each), mr0 on mra's and mr1 on mrb's, both ACTIVE with their
+# IPv4-mapped GIDs; removed again when the script exits.  Load the module
+# first.
+mr_netns_cleanup() {
+	rdma link delete mr0 2>/dev/null || :
+	rdma link delete mr1 2>/dev/null || :
+	ip netns del mra 2>/dev/null || :
+	ip netns del mrb 2>/dev/null || :
+}
+mr_netns_devices() {
+	trap mr_netns_cleanup EXIT
+	vm_netns_pair mra mrb || fail "vm_netns_pair"
+	ip netns exec mra rdma link add mr0 type metaroce netdev veth0 || fail "rdma link add mr0"
+	ip netns exec mrb rdma link add mr1 type metaroce netdev veth0 || fail "rdma link add mr1"
+	mr_wait "mr0 ACTIVE" grep -q ACTIVE /sys/class/infiniband/mr0/ports/1/state
+	mr_wait "mr1 ACTIVE" grep -q ACTIVE /sys/class/infiniband/mr1/ports/1/state
+	mr_wait "IPv4 GIDs" grep -q 'ffff:0a58:0002' -r /sys/class/infiniband/mr1/ports/1/gids/
+}
+
+# mr_gid_index DEV: index of DEV's IPv4-mapped RoCE v2 GID.
+mr_gid_index() {
+	local g
+	for g in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		grep -q '0000:0000:0000:0000:0000:ffff:' "$g" && { echo "${g##*/}"; return 0; }
+	done
+	fail "$1 has no IPv4-mapped GID"
+}
+
+# mr_res_count TYPE: how many objects of TYPE "rdma resource show" lists on
+# mr0/mr1.
+mr_res_count() { rdma resource show "$1" | grep -cE '(dev|link) mr[01]([ /]|$)' || :; }
+
+# mr_counter DEV NAME: a device counter of "rdma statistic".
+mr_counter() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' |
+		awk -v n="$2" 'prev == n { print; exit } { prev = $0 }'
+}

@@ -8,8 +8,9 @@
 # (kernel/uverbs-rc-test.py), in both wire modes; needs no provider.
 set(_metaroce_kernel_tests load link uverbs uverbs_rocev2)
 if(METAROCE_BUILD_PROVIDER)
-	# Userspace verbs through the provider built in this tree.
-	list(APPEND _metaroce_kernel_tests verbs)
+	# Userspace verbs through the provider built in this tree; rc: the
+	# unmodified ibv_rc_pingpong and perftest, in both wire modes.
+	list(APPEND _metaroce_kernel_tests verbs rc rc_rocev2)
 endif()
 
 foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)

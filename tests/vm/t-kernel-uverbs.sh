@@ -22,29 +22,8 @@ mode=${2:-metaroce}
 test_py=$METAROCE_SRC/kernel/uverbs-rc-test.py
 iters=${METAROCE_TEST_ITERS:-200}
 
-mr_ns_cleanup() {
-	rdma link delete mr0 2>/dev/null || :
-	rdma link delete mr1 2>/dev/null || :
-	ip netns del mra 2>/dev/null || :
-	ip netns del mrb 2>/dev/null || :
-}
-trap mr_ns_cleanup EXIT
-
 vm_load_module "$(mr_ko "$build")" default_transport="$mode" || fail "loading the module"
-vm_netns_pair mra mrb || fail "vm_netns_pair"
-ip netns exec mra rdma link add mr0 type metaroce netdev veth0
-ip netns exec mrb rdma link add mr1 type metaroce netdev veth0
-mr_wait "mr0 ACTIVE" grep -q ACTIVE /sys/class/infiniband/mr0/ports/1/state
-mr_wait "mr1 ACTIVE" grep -q ACTIVE /sys/class/infiniband/mr1/ports/1/state
-mr_wait "IPv4 GIDs" grep -q 'ffff:0a58:0002' -r /sys/class/infiniband/mr1/ports/1/gids/
-
-# res_count TYPE: how many objects of TYPE "rdma resource show" lists.
-res_count() { rdma resource show "$1" | grep -cE '(dev|link) mr[01]([ /]|$)' || :; }
-# counter DEV NAME: a device counter of "rdma statistic".
-counter() {
-	rdma statistic show link "$1/1" | tr ' ' '\n' |
-		awk -v n="$2" 'prev == n { print; exit } { prev = $0 }'
-}
+mr_netns_devices
 
 run_py() {
 	local tag=$1
@@ -66,22 +45,22 @@ cat py-clean.txt
 grep -q holding py-clean.txt || fail "uverbs-rc-test (no loss)"
 rdma resource show | tee res-held.txt
 for t in qp cq mr pd; do
-	[ "$(res_count $t)" -ge 2 ] || fail "rdma resource show $t lists $(res_count $t) objects of mr0/mr1"
+	[ "$(mr_res_count $t)" -ge 2 ] || fail "rdma resource show $t lists $(mr_res_count $t) objects of mr0/mr1"
 done
 exec 3>&-
 wait "$py_pid" || fail "uverbs-rc-test (no loss) exited with $?"
 grep -q '^PASS$' py-clean.txt || fail "uverbs-rc-test (no loss)"
 sed -n "s/^result: /$mode clean: /p" py-clean.txt >>"$RESULTS/results.txt"
 for t in qp cq mr pd; do
-	[ "$(res_count $t)" = 0 ] || fail "$t left after the program exited: $(rdma resource show $t)"
+	[ "$(mr_res_count $t)" = 0 ] || fail "$t left after the program exited: $(rdma resource show $t)"
 done
 
 step "counters"
 rdma statistic show link mr0/1 | tee stats0.txt
-tx=$(counter mr0 tx_packets)
-rx=$(counter mr1 rx_packets)
+tx=$(mr_counter mr0 tx_packets)
+rx=$(mr_counter mr1 rx_packets)
 [ "${tx:-0}" -gt 0 ] && [ "${rx:-0}" -gt 0 ] || fail "tx_packets=$tx (mr0) rx_packets=$rx (mr1)"
-[ "$(counter mr1 rem_access_err)" -ge 1 ] || fail "mr1 rem_access_err not counted"
+[ "$(mr_counter mr1 rem_access_err)" -ge 1 ] || fail "mr1 rem_access_err not counted"
 
 step "RC data path ($mode), 1% loss on both ends"
 ip netns exec mra tc qdisc replace dev veth0 root netem loss 1%

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Unmodified upstream verbs programs (Debian's ibverbs-utils and perftest)
+# on rdma_metaroce.ko through the provider built in this tree, run by
+#   tests/vm/vmtest.sh [--kernel VER] -- tests/vm/t-kernel-rc.sh BUILD_DIR [MODE]
+# MODE is the module's default_transport (metaroce, the default, or rocev2).
+#
+# mr0 in netns mra is the server, mr1 in netns mrb the client (two UDP
+# tunnel sockets, one per namespace):
+#   - ibv_rc_pingpong --chk (the receiver checks every buffer) at 64 B,
+#     4 KiB and 64 KiB (> MTU, many packets per message);
+#   - ib_write_bw, ib_send_bw (64 KiB) and ib_write_lat, ib_send_lat (64 B);
+#     the bandwidth servers stay in RTR, so this also exercises an RTR
+#     responder;
+#   - pingpong and ib_write_bw again with 1% netem loss on both ends.
+# Every program must exit 0 on both sides and report a result; afterwards
+# "rdma resource" lists no QP, CQ or MR of mr0/mr1, the counters show no
+# CRC or malformed-packet drops, the module unloads and dmesg is clean.
+# Throughputs and latencies go to $RESULTS/results.txt (reported, not
+# asserted: the testbed is TCG).
+set -euo pipefail
+build=$(realpath -e "${1:?usage: $0 BUILD_DIR [MODE]}")
+mode=${2:-metaroce}
+. "$METAROCE_SRC/kernel/guest-test-lib.sh"
+
+iters=${METAROCE_TEST_ITERS:-200}
+server=10.88.0.1
+
+vm_load_module "$(mr_ko "$build")" default_transport="$mode" || fail "loading the module"
+mr_netns_devices
+vm_install_provider "$build" || fail "installing the provider"
+gid=$(mr_gid_index mr0)
+[ "$(mr_gid_index mr1)" = "$gid" ] || fail "mr0 and mr1 list their IPv4 GIDs at different indexes"
+
+# peer TAG PROGRAM ARGS...: PROGRAM as server on mr0 in mra and as client
+# on mr1 in mrb (ARGS with @DEV@ replaced by the side's device, plus the
+# server address for the client); both must exit 0.  The bound only keeps a
+# hung transfer from eating the guest's time budget.
+peer() {
+	local tag=$1 prog=$2 srv_pid rc=0
+	shift 2
+	ip netns exec mra timeout 120 stdbuf -oL "$prog" "${@//@DEV@/mr0}" >"srv-$tag.txt" 2>&1 &
+	srv_pid=$!
+	# The server listens on TCP 18515 for the out-of-band exchange.
+	vm_wait_until 30 ip netns exec mra sh -c 'ss -ltn | grep -q ":18515 "' ||
+		fail "$tag: $prog server did not start: $(cat "srv-$tag.txt")"
+	ip netns exec mrb timeout 120 stdbuf -oL "$prog" "${@//@DEV@/mr1}" "$server" \
+		>"cli-$tag.txt" 2>&1 || rc=$?
+	wait "$srv_pid" || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $?"; }
+	[ "$rc" = 0 ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc"; }
+}
+
+# pingpong TAG SIZE: ibv_rc_pingpong, buffers checked by the receivers.
+pingpong() {
+	local tag=$1 size=$2 line
+	step "ibv_rc_pingpong $size B x $iters ($tag)"
+	peer "pp-$tag-$size" ibv_rc_pingpong -d @DEV@ -g "$gid" -s "$size" -n "$iters" --chk
+	line=$(grep -h 'bytes in' "cli-pp-$tag-$size.txt") || fail "pingpong $size: no result"
+	echo "$mode $tag ibv_rc_pingpong $size B: $line" | tee -a "$RESULTS/results.txt"
+}
+
+# perf TAG PROGRAM SIZE: one perftest program; its result row must be there.
+perf() {
+	local tag=$1 prog=$2 size=$3 row
+	step "$prog $size B ($tag)"
+	peer "$prog-$tag" "$prog" -d @DEV@ -x "$gid" -F -s "$size" -n "$iters"
+	row=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/' "cli-$prog-$tag.txt") ||:
+	[ -n "$row" ] || { cat "cli-$prog-$tag.txt"; fail "$prog: no result row for $size B"; }
+	echo "$mode $tag $prog: $row" | tee -a "$RESULTS/results.txt"
+}
+
+for size in 64 4096 65536; do
+	pingpong lossless "$size"
+done
+perf lossless ib_write_bw 65536
+perf lossless ib_send_bw 65536
+perf lossless ib_write_lat 64
+perf lossless ib_send_lat 64
+
+step "1% loss on both ends"
+ip netns exec mra tc qdisc replace dev veth0 root netem loss 1% || fail "netem"
+ip netns exec mrb tc qdisc replace dev veth0 root netem loss 1% || fail "netem"
+pingpong loss1 4096
+pingpong loss1 65536
+perf loss1 ib_write_bw 65536
+
+step "resources and counters"
+for t in qp cq mr pd; do
+	[ "$(mr_res_count $t)" = 0 ] || fail "$t left after the programs exited: $(rdma resource show $t)"
+done
+for d in mr0 mr1; do
+	ns=mra
+	[ $d = mr1 ] && ns=mrb
+	ip netns exec $ns rdma statistic show link $d/1 | tee "stats-$d.txt"
+done
+[ "$(mr_counter mr0 rx_packets)" -gt 0 ] || fail "mr0 counted no received packets"
+for c in rx_bad_crc rx_malformed tx_errors; do
+	[ "$(mr_counter mr0 $c)" = 0 ] && [ "$(mr_counter mr1 $c)" = 0 ] ||
+		fail "$c counted: $(cat stats-mr0.txt stats-mr1.txt)"
+done
+
+step "teardown"
+mr_netns_cleanup
+trap - EXIT
+vm_unload_module rdma_metaroce || fail "rmmod rdma_metaroce"
+vm_dmesg_check || fail "dmesg"
+cat "$RESULTS/results.txt"
+echo "PASS: ibv_rc_pingpong and perftest ($mode) on $KVER"
