@@ -26,6 +26,8 @@ void mrc_config_default(struct mrc_config *cfg, enum mrc_mode mode)
 	cfg->probe_interval_ns = 1000000;	/* 1 ms */
 	cfg->rnr_timer_ns = 100000;		/* 100 us */
 	cfg->rto_ns = 1000000;			/* 1 ms, cf. IB timeout 8 */
+	cfg->cc_flags = MRC_CC_ECN;
+	cfg->target_delay_ns = 0;		/* MRC_CC_DELAY needs one */
 }
 
 size_t mrc_conn_size(void)
@@ -53,6 +55,10 @@ static int mrc_config_valid(const struct mrc_config *cfg)
 	if (cfg->retry_cnt > 250 || cfg->rnr_retry > MRC_RNR_INFINITE)
 		return 0;
 	if (!cfg->initial_rtt_ns || !cfg->probe_interval_ns || !cfg->rto_ns)
+		return 0;
+	if (cfg->cc_flags & ~(MRC_CC_ECN | MRC_CC_DELAY) || cfg->reserved0)
+		return 0;
+	if ((cfg->cc_flags & MRC_CC_DELAY) && !cfg->target_delay_ns)
 		return 0;
 	return 1;
 }
@@ -321,6 +327,14 @@ void mrc_schedule_ack(struct mrc_conn *c, unsigned int path, int now_flag,
 int mrc_recv_packet(struct mrc_conn *c, const void *pkt, size_t len,
 		    unsigned int path, u64 now)
 {
+	return mrc_recv_packet_ex(c, pkt, len, path, 0, now);
+}
+
+int mrc_recv_packet_ex(struct mrc_conn *c, const void *pkt, size_t len,
+		       unsigned int path, unsigned int flags, u64 now)
+{
+	if (flags & ~MRC_RX_CE)
+		return -EINVAL;
 	if (path >= c->cfg.num_paths) {
 		c->st.rx_malformed++;
 		return -EINVAL;
@@ -333,9 +347,12 @@ int mrc_recv_packet(struct mrc_conn *c, const void *pkt, size_t len,
 		c->st.rx_bad_crc++;
 		return -EBADMSG;
 	}
+	if (flags & MRC_RX_CE)
+		c->st.rx_ce++;
+	/* RoCEv2 mode answers CE with nothing: DCQCN CNPs are not modelled. */
 	if (c->cfg.mode == MRC_MODE_ROCEV2)
 		return mrc_gbn_recv(c, pkt, len - MR_CRC_LEN, now);
-	return mrc_mr_recv(c, pkt, len - MR_CRC_LEN, path, now);
+	return mrc_mr_recv(c, pkt, len - MR_CRC_LEN, path, flags, now);
 }
 
 int mrc_next_packet(struct mrc_conn *c, void *buf, size_t cap,
@@ -410,5 +427,8 @@ int mrc_get_path_stats(const struct mrc_conn *c, unsigned int path,
 	out->cwnd = p->cwnd_q >> MRC_CWND_SHIFT;
 	out->in_flight = p->in_flight;
 	out->state = p->state;
+	out->ecn_alpha = p->ecn_alpha_q;
+	out->min_rtt_ns = p->min_rtt_ns;
+	out->reo_wnd_mult = p->reo_mult + 1;
 	return 0;
 }

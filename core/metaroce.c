@@ -34,6 +34,31 @@ void mrc_mr_path_init(struct mrc_conn *c, struct mrc_path *p)
 	p->cwnd_q = c->cfg.init_cwnd << MRC_CWND_SHIFT;
 	p->ssthresh = c->cfg.max_cwnd;
 	p->state = MRC_PATH_UP;
+	p->ecn_alpha_q = MRC_ALPHA_ONE;
+}
+
+/* num/den in Q10 (at most 1.0) with a 32-bit division only. */
+static u32 mrc_ratio_q10(u64 num, u64 den)
+{
+	if (!den)
+		return 0;
+	if (num >= den)
+		return 1u << 10;
+	while (den >= (1ull << 21)) {
+		num >>= 1;
+		den >>= 1;
+	}
+	return ((u32)num << 10) / (u32)den;
+}
+
+static int mrc_other_path_up(const struct mrc_conn *c, u32 path)
+{
+	u32 i;
+
+	for (i = 0; i < c->cfg.num_paths; i++)
+		if (i != path && c->path[i].state == MRC_PATH_UP)
+			return 1;
+	return 0;
 }
 
 /* RFC 9002 PTO, doubled per consecutive expiry (MR-LOSS-006). */
@@ -55,6 +80,8 @@ static void mrc_rtt_sample(struct mrc_path *p, u64 rtt)
 	u64 dev;
 
 	p->latest_rtt_ns = rtt;
+	if (!p->min_rtt_ns || rtt < p->min_rtt_ns)
+		p->min_rtt_ns = rtt;
 	if (!p->has_rtt) {
 		p->srtt_ns = rtt;
 		p->rttvar_ns = rtt / 2;
@@ -78,7 +105,77 @@ static void mrc_cc_loss(struct mrc_conn *c, struct mrc_path *p,
 	p->ssthresh = half < 2 ? 2 : half;
 	p->cwnd_q = p->ssthresh << MRC_CWND_SHIFT;
 	p->recovery_start_ns = now;
+	/* RFC 8985 reo_wnd_persist: forget a widened window after 16. */
+	if (p->reo_mult && ++p->reo_persist >= MRC_REO_PERSIST) {
+		p->reo_mult = 0;
+		p->reo_persist = 0;
+	}
 	(void)c;
+}
+
+/* Shrink p's window by q/1024 of itself, not below 2 packets. */
+static void mrc_cwnd_scale_down(struct mrc_path *p, u32 q)
+{
+	u32 w = p->cwnd_q - (u32)(((u64)p->cwnd_q * q) >> MRC_CWND_SHIFT);
+
+	if (w < (2u << MRC_CWND_SHIFT))
+		w = 2u << MRC_CWND_SHIFT;
+	if (w < p->cwnd_q)
+		p->cwnd_q = w;
+	p->ssthresh = mrc_cwnd_pkts(p) < 2 ? 2 : mrc_cwnd_pkts(p);
+}
+
+/*
+ * DCTCP-like ECN reaction (MR-CC-005): per observation window of one
+ * srtt, F = CE echoes / echoes, alpha += (F - alpha) / 16, and a window
+ * that saw a CE echo shrinks the path window by alpha / 2.
+ */
+static void mrc_cc_ecn(struct mrc_conn *c, struct mrc_path *p, int ce,
+		       u64 now)
+{
+	u32 f;
+
+	if (!(c->cfg.cc_flags & MRC_CC_ECN))
+		return;
+	p->ecn_acks++;
+	if (ce)
+		p->ecn_ce++;
+	if (now < p->ecn_wnd_end_ns)
+		return;
+	f = mrc_ratio_q10(p->ecn_ce, p->ecn_acks);
+	p->ecn_alpha_q = p->ecn_alpha_q - (p->ecn_alpha_q >> MRC_ALPHA_SHIFT) +
+			 (f >> MRC_ALPHA_SHIFT);
+	if (p->ecn_ce) {
+		mrc_cwnd_scale_down(p, p->ecn_alpha_q / 2);
+		p->st.ecn_decreases++;
+	}
+	p->ecn_acks = 0;
+	p->ecn_ce = 0;
+	p->ecn_wnd_end_ns = now + p->srtt_ns;
+}
+
+/*
+ * Swift-like delay reaction (MR-CC-006), off unless MRC_CC_DELAY: an RTT
+ * sample above min_rtt + target_delay shrinks the window by
+ * (rtt - target) / rtt, at most by half, once per srtt.
+ */
+static void mrc_cc_delay(struct mrc_conn *c, struct mrc_path *p, u64 rtt,
+			 u64 now)
+{
+	u64 target;
+	u32 q;
+
+	if (!(c->cfg.cc_flags & MRC_CC_DELAY) || now < p->delay_dec_ns)
+		return;
+	target = p->min_rtt_ns + c->cfg.target_delay_ns;
+	if (rtt <= target)
+		return;
+	q = mrc_ratio_q10(rtt - target, rtt);
+	if (q > (1u << 9))
+		q = 1u << 9;
+	mrc_cwnd_scale_down(p, q);
+	p->st.delay_decreases++;
+	p->delay_dec_ns = now + p->srtt_ns;
 }
 
 /* Slow start below ssthresh, then +1 packet per window (MR-CC-001). */
@@ -94,8 +191,12 @@ static void mrc_cc_ack(struct mrc_conn *c, struct mrc_path *p)
 		p->cwnd_q = max_q;
 }
 
+/*
+ * charge: the loss counts against the packet's retry_cnt (MR-LOSS-009);
+ * otherwise it is the path's (MR-FAIL-006) or not a loss at all (RNR).
+ */
 static void mrc_mark_lost(struct mrc_conn *c, struct mrc_tx_pkt *t,
-			  u64 hold_until, int congestion, u64 now)
+			  u64 hold_until, int congestion, int charge, u64 now)
 {
 	struct mrc_path *p = &c->path[t->path];
 
@@ -103,8 +204,14 @@ static void mrc_mark_lost(struct mrc_conn *c, struct mrc_tx_pkt *t,
 		return;
 	t->state = MRC_TXP_LOST;
 	t->hold_until_ns = hold_until;
+	t->lost_path = t->path;
+	t->tlp = 0;
 	p->in_flight--;
 	c->lost_count++;
+	if (charge)
+		t->retries++;
+	else if (!hold_until)
+		c->st.retrans_uncharged++;
 	if (congestion) {
 		p->st.lost++;
 		mrc_cc_loss(c, p, t, now);
@@ -120,7 +227,7 @@ void mrc_mr_path_down(struct mrc_conn *c, struct mrc_path *p, u64 now)
 		struct mrc_tx_pkt *t = mrc_txp(c, psn);
 
 		if (t->state == MRC_TXP_INFLIGHT && &c->path[t->path] == p)
-			mrc_mark_lost(c, t, 0, 0, now);
+			mrc_mark_lost(c, t, 0, 0, 0, now);
 	}
 }
 
@@ -229,6 +336,10 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 	t->tx_count++;
 	p->in_flight++;
 	p->last_send_ns = now;
+	c->last_send_ns = now;
+	c->last_send_path = path;
+	if (!was_lost)
+		c->tlp_out = 0;		/* a new tail (MR-LOSS-010) */
 	p->st.tx_data++;
 	c->st.tx_data++;
 	return mrc_finish_packet(b, MR_DATA_LEN + t->len, cap);
@@ -245,11 +356,15 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 	mrc_put_hdr(c, b, MR_OPC_ACK, 0, c->ack_path, 0, now);
 	mrc_put_be32(b + 16, c->rcv_nxt);
 	mrc_put_be32(b + 20, c->ack_ts_echo);
-	mrc_put_be32(b + 24, (u32)((now - c->ack_rx_ns) >> MRC_TS_SHIFT));
+	mrc_put_be32(b + 24, now > c->ack_rx_ns ?
+		     (u32)((now - c->ack_rx_ns) >> MRC_TS_SHIFT) : 0);
 	mrc_put_be32(b + 28, c->ack_nak_psn);
 	b[32] = c->ack_echo_path;
 	b[33] = c->ack_syndrome;
-	b[35] = 0;
+	/* nak_psn belongs to the syndrome then, not to a D-SACK. */
+	if (c->ack_syndrome != MR_ACK_OK)
+		c->ack_flags &= ~MR_ACK_F_DSACK;
+	b[35] = c->ack_flags;
 	/* SACK ranges of what arrived above the cumulative point. */
 	while (n < MR_MAX_SACK_RANGES && mrc_psn_before(psn, c->rcv_high)) {
 		u32 start;
@@ -272,6 +387,7 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 	c->ack_now = 0;
 	c->ack_unacked = 0;
 	c->ack_syndrome = MR_ACK_OK;
+	c->ack_flags = 0;
 	c->path[c->ack_path].st.tx_ctrl++;
 	c->st.tx_ctrl++;
 	return mrc_finish_packet(b, len, cap);
@@ -330,7 +446,8 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 
 			if (t->state != MRC_TXP_LOST || t->hold_until_ns > now)
 				continue;
-			if (t->tx_count > c->cfg.retry_cnt) {
+			if (t->retries > c->cfg.retry_cnt ||
+			    t->tx_count >= MRC_MAX_TX) {
 				mrc_conn_fail(c, MRC_WC_RETRY_EXC_ERR,
 					      MRC_WC_WR_FLUSH_ERR);
 				return 0;
@@ -370,6 +487,7 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn)
 		return;
 	}
 	t->state = MRC_TXP_ACKED;
+	c->tlp_out = 0;
 	if (!p->any_acked || mrc_seq_before(p->largest_acked_seq, t->path_seq))
 		p->largest_acked_seq = t->path_seq;
 	p->any_acked = 1;
@@ -400,12 +518,13 @@ static void mrc_detect_lost(struct mrc_conn *c, u64 now)
 			continue;
 		rtt = p->srtt_ns > p->latest_rtt_ns ? p->srtt_ns :
 						      p->latest_rtt_ns;
-		thresh = rtt + rtt / 8;
+		/* reo_wnd widens on D-SACK (MR-LOSS-011) */
+		thresh = rtt + (rtt / 8) * (1 + p->reo_mult);
 		if (thresh < c->cfg.granularity_ns)
 			thresh = c->cfg.granularity_ns;
 		if (p->largest_acked_seq - t->path_seq >= MRC_PKT_THRESHOLD ||
 		    t->sent_ns + thresh <= now)
-			mrc_mark_lost(c, t, 0, 1, now);
+			mrc_mark_lost(c, t, 0, 1, 1, now);
 		else if (t->sent_ns + thresh < c->loss_time_ns)
 			c->loss_time_ns = t->sent_ns + thresh;
 	}
@@ -435,7 +554,7 @@ static void mrc_handle_rnr(struct mrc_conn *c, u32 nak_psn, u64 now)
 		if (u->state != MRC_TXP_INFLIGHT || v->opcode != MRC_OP_SEND ||
 		    (int)(v->ssn - ssn) < 0)
 			continue;
-		mrc_mark_lost(c, u, c->rnr_until_ns, 0, now);
+		mrc_mark_lost(c, u, c->rnr_until_ns, 0, 0, now);
 		/* Waiting for a receive buffer is not a transport retry. */
 		u->tx_count--;
 	}
@@ -447,8 +566,35 @@ static int mrc_in_flight_psn(const struct mrc_conn *c, u32 psn)
 							   c->snd_una);
 }
 
+/*
+ * The peer received psn twice (MR-LOSS-011): if we had retransmitted it,
+ * that retransmission was spurious; widen the RACK reordering window of
+ * the path the original was declared lost on (RFC 8985 reo_wnd_mult).
+ */
+static void mrc_dsack(struct mrc_conn *c, u32 psn)
+{
+	u32 back = mrc_psn_diff(c->snd_nxt, psn);
+	struct mrc_tx_pkt *t;
+	struct mrc_path *p;
+
+	/* The slot still describes psn until psn + MRC_MAX_WINDOW is sent. */
+	if (!back || back > MRC_MAX_WINDOW)
+		return;
+	t = mrc_txp(c, psn);
+	if (t->tx_count < 2 || t->dsacked)
+		return;
+	t->dsacked = 1;
+	p = &c->path[t->lost_path];
+	p->st.spurious_retrans++;
+	c->st.spurious_retrans++;
+	if (!t->tlp && p->reo_mult < MRC_REO_MULT_MAX)
+		p->reo_mult++;
+	p->reo_persist = 0;
+}
+
 static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 {
+	u32 aflags = b[35];
 	u32 cum = mrc_get_be32(b + 16) & MRC_PSN_MASK;
 	u32 nak_psn = mrc_get_be32(b + 28) & MRC_PSN_MASK;
 	u32 echo_path = b[32], syndrome = b[33], n = b[34], i;
@@ -469,14 +615,22 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 		u64 rtt = (u64)(u32)(mrc_ts(now) - mrc_get_be32(b + 20))
 			  << MRC_TS_SHIFT;
 		u64 delay = (u64)mrc_get_be32(b + 24) << MRC_TS_SHIFT;
+		struct mrc_path *ep = &c->path[echo_path];
+		int ce = !!(aflags & MR_ACK_F_ECE);
 
 		if (delay > c->cfg.max_ack_delay_ns)
 			delay = c->cfg.max_ack_delay_ns;
 		if (rtt > delay)
 			rtt -= delay;
-		mrc_rtt_sample(&c->path[echo_path], rtt);
-		c->path[echo_path].pto_count = 0;
-		c->path[echo_path].st.rx_packets++;
+		mrc_rtt_sample(ep, rtt);
+		ep->pto_count = 0;
+		ep->st.rx_packets++;
+		if (ce) {
+			ep->st.ecn_marks++;
+			c->st.ecn_echoes++;
+		}
+		mrc_cc_ecn(c, ep, ce, now);
+		mrc_cc_delay(c, ep, rtt, now);
 	}
 	if (!mrc_psn_before(cum, c->snd_una)) {
 		while (c->snd_una != cum) {
@@ -499,6 +653,8 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 				mrc_ack_one(c, psn);
 	}
 	mrc_complete_sends(c);
+	if ((aflags & MR_ACK_F_DSACK) && syndrome == MR_ACK_OK)
+		mrc_dsack(c, nak_psn);
 	if (syndrome != MR_ACK_OK && mrc_in_flight_psn(c, nak_psn)) {
 		if (syndrome == MR_ACK_RNR)
 			mrc_handle_rnr(c, nak_psn, now);
@@ -513,7 +669,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 }
 
 static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
-			 unsigned int path, u64 now)
+			 unsigned int path, int ce, u64 now)
 {
 	u32 psn = mrc_get_be32(b + 8);
 	u32 off = mrc_get_be32(b + 20);
@@ -531,13 +687,23 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 		c->st.rx_malformed++;
 		return -EPROTO;
 	}
-	c->ack_ts_echo = mrc_get_be32(b + 12);
-	c->ack_echo_path = b[3];
-	c->ack_rx_ns = now;
+	/* A CE echo is kept until its ACK leaves (MR-CC-005). */
+	if (ce || !(c->ack_flags & MR_ACK_F_ECE)) {
+		c->ack_ts_echo = mrc_get_be32(b + 12);
+		c->ack_echo_path = b[3];
+		c->ack_rx_ns = now;
+	}
+	if (ce)
+		c->ack_flags |= MR_ACK_F_ECE;
 	d = mrc_psn_diff(psn, c->rcv_nxt);
 	if (d >= MRC_PSN_HALF || (d < MRC_MAX_WINDOW && mrc_rx_test(c, psn))) {
 		/* Already placed (MR-LOSS-008): re-ACK so the sender learns. */
 		c->st.rx_dup++;
+		if (c->ack_syndrome == MR_ACK_OK &&
+		    !(c->ack_flags & MR_ACK_F_DSACK)) {
+			c->ack_flags |= MR_ACK_F_DSACK;
+			c->ack_nak_psn = psn;
+		}
 		mrc_schedule_ack(c, path, 1, now);
 		return 0;
 	}
@@ -606,12 +772,12 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 	}
 	mrc_complete_recvs(c);
 	mrc_schedule_ack(c, path, d != 0 || c->rcv_nxt != c->rcv_high ||
-			 (flags & MR_FLAG_ACK_REQ), now);
+			 (flags & MR_FLAG_ACK_REQ) || ce, now);
 	return 0;
 }
 
 int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
-		unsigned int path, u64 now)
+		unsigned int path, unsigned int rx_flags, u64 now)
 {
 	u8 echo;
 
@@ -628,7 +794,7 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 	switch (b[1]) {
 	case MR_OPC_SEND:
 	case MR_OPC_WRITE:
-		return mrc_recv_data(c, b, len, path, now);
+		return mrc_recv_data(c, b, len, path, rx_flags & MRC_RX_CE, now);
 	case MR_OPC_ACK:
 		if (len < MR_ACK_LEN)
 			break;
@@ -662,11 +828,53 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 	return -EPROTO;
 }
 
+/*
+ * Tail loss probe (MR-LOSS-010, RFC 8985 TLP / RFC 9002 PTO probe): when
+ * everything posted has been sent and nothing is known lost, 2 srtt +
+ * max_ack_delay after the latest transmission the newest packet in flight
+ * is retransmitted on another path, without waiting for the path PTO and
+ * without a window reduction.  One probe per tail until an ACK.
+ */
+static u64 mrc_tlp_deadline(const struct mrc_conn *c)
+{
+	const struct mrc_path *p = &c->path[c->last_send_path];
+
+	if (c->tlp_out || c->lost_count || c->sq_pkt != c->sq_tail ||
+	    c->snd_una == c->snd_nxt)
+		return MRC_U64_MAX;
+	return c->last_send_ns + 2 * p->srtt_ns + c->cfg.max_ack_delay_ns;
+}
+
+static void mrc_tlp_fire(struct mrc_conn *c, u64 now)
+{
+	u32 psn = c->snd_nxt;
+
+	c->tlp_out = 1;		/* one probe per tail, even if none is sent */
+	while (psn != c->snd_una) {
+		struct mrc_tx_pkt *t;
+
+		psn = mrc_psn_add(psn, MRC_PSN_MASK);	/* psn - 1 */
+		t = mrc_txp(c, psn);
+		if (t->state == MRC_TXP_INFLIGHT) {
+			/* A probe must not spend the last retry: the PTO may. */
+			if (t->retries >= c->cfg.retry_cnt)
+				return;
+			mrc_mark_lost(c, t, 0, 0, 1, now);
+			t->tlp = 1;
+			c->st.tlp_probes++;
+			return;
+		}
+	}
+}
+
 u64 mrc_mr_deadline(const struct mrc_conn *c)
 {
 	u64 t = c->loss_time_ns;
+	u64 tlp = mrc_tlp_deadline(c);
 	u32 i;
 
+	if (tlp < t)
+		t = tlp;
 	for (i = 0; i < c->cfg.num_paths; i++) {
 		const struct mrc_path *p = &c->path[i];
 		u64 d;
@@ -694,18 +902,26 @@ void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 		c->rnr_until_ns = 0;
 	if (c->loss_time_ns <= now)
 		mrc_detect_lost(c, now);
+	if (mrc_tlp_deadline(c) <= now)
+		mrc_tlp_fire(c, now);
 	for (i = 0; i < c->cfg.num_paths; i++) {
 		struct mrc_path *p = &c->path[i];
 
 		if (p->in_flight && p->last_send_ns + mrc_pto(c, p) <= now) {
-			/* PTO (MR-LOSS-006/007): all on p presumed lost. */
+			/*
+			 * PTO (MR-LOSS-006/007): all on p presumed lost, charged
+			 * to p rather than to retry_cnt while another path is
+			 * up (MR-FAIL-006).
+			 */
+			int charge = !mrc_other_path_up(c, i);
+
 			for (psn = c->snd_una; psn != c->snd_nxt;
 			     psn = mrc_psn_add(psn, 1)) {
 				struct mrc_tx_pkt *t = mrc_txp(c, psn);
 
 				if (t->state == MRC_TXP_INFLIGHT &&
 				    t->path == i)
-					mrc_mark_lost(c, t, 0, 1, now);
+					mrc_mark_lost(c, t, 0, 1, charge, now);
 			}
 			p->st.ptos++;
 			p->pto_count++;

@@ -16,6 +16,11 @@
 #define MRC_TS_SHIFT		10	/* wire timestamps: 1024 ns units */
 #define MRC_CWND_SHIFT		10	/* per-path windows are Q10 packets */
 #define MRC_PKT_THRESHOLD	3	/* RFC 9002 kPacketThreshold */
+#define MRC_REO_MULT_MAX	8	/* RACK reo_wnd cap: 1 + 8/8 RTT */
+#define MRC_REO_PERSIST		16	/* losses before reo_wnd resets */
+#define MRC_ALPHA_ONE		1024	/* DCTCP alpha 1.0, Q10 */
+#define MRC_ALPHA_SHIFT		4	/* DCTCP g = 1/16 */
+#define MRC_MAX_TX		255	/* transmissions of one packet, ever */
 #define MRC_MAX_PTO_SHIFT	16	/* cap of the exponential backoff */
 #define MRC_RNR_INFINITE	7
 #define MRC_CQ_DEPTH		(MRC_MAX_SQ + MRC_MAX_RQ)
@@ -59,6 +64,10 @@ struct mrc_tx_pkt {
 	u8 state;		/* enum mrc_txp_state */
 	u8 tx_count;		/* transmissions so far */
 	u8 flags;		/* MR_FLAG_FIRST / MR_FLAG_LAST */
+	u8 retries;		/* losses charged to retry_cnt (MR-LOSS-009) */
+	u8 lost_path;		/* path of the latest transmission declared lost */
+	u8 dsacked;		/* a duplicate of it was reported */
+	u8 tlp;			/* latest loss was a tail loss probe */
 };
 
 struct mrc_swqe {
@@ -97,6 +106,14 @@ struct mrc_path {
 	u32 next_seq;		/* path_seq of the next transmission */
 	u32 largest_acked_seq;
 	u32 pto_count;		/* consecutive PTOs without an ACK */
+	u64 min_rtt_ns;		/* smallest RTT sample (MR-CC-006) */
+	u64 delay_dec_ns;	/* no delay decrease before this time */
+	u64 ecn_wnd_end_ns;	/* end of the current ECN observation window */
+	u32 ecn_alpha_q;	/* DCTCP alpha, Q10 */
+	u32 ecn_acks;		/* ACK echoes in the window */
+	u32 ecn_ce;		/* of which CE echoes */
+	u32 reo_mult;		/* RACK reo_wnd in 1/8 RTT above 1/8 */
+	u32 reo_persist;	/* losses since reo_mult last grew */
 	u8 any_acked;		/* largest_acked_seq is valid */
 	u8 has_rtt;
 	u8 state;		/* enum mrc_path_state */
@@ -127,6 +144,9 @@ struct mrc_conn {
 	u64 loss_time_ns;	/* earliest time-threshold loss, or U64_MAX */
 	u64 rnr_until_ns;	/* no data before this time */
 	u64 gbn_timer_ns;	/* ROCEV2: retransmission deadline */
+	u64 last_send_ns;	/* latest data transmission, any path */
+	u8 last_send_path;
+	u8 tlp_out;		/* a tail loss probe is unanswered */
 	struct mrc_tx_pkt txw[MRC_MAX_WINDOW];
 	struct mrc_swqe sq[MRC_MAX_SQ];
 
@@ -152,6 +172,7 @@ struct mrc_conn {
 	u8 ack_path;		/* path the ACK leaves on */
 	u8 ack_echo_path;
 	u8 ack_syndrome;
+	u8 ack_flags;		/* MR_ACK_F_* of the pending ACK */
 	u32 ack_unacked;	/* packets since the last ACK */
 	u32 ack_ts_echo;
 	u32 ack_nak_psn;
@@ -211,7 +232,7 @@ void mrc_schedule_ack(struct mrc_conn *c, unsigned int path, int now_flag,
 
 /* metaroce.c */
 int mrc_mr_recv(struct mrc_conn *c, const u8 *p, size_t len,
-		unsigned int path, u64 now);
+		unsigned int path, unsigned int rx_flags, u64 now);
 int mrc_mr_next(struct mrc_conn *c, u8 *buf, size_t cap, unsigned int *path,
 		u64 now);
 /* Deadlines of the mode's own timers; mrc_next_deadline() adds the shared ones. */

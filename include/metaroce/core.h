@@ -8,13 +8,15 @@
  *
  *   - allocates mrc_conn_size() bytes (8-byte aligned, contents arbitrary)
  *     and calls mrc_conn_init() on them;
- *   - feeds every received UDP payload to mrc_recv_packet() together with
+ *   - feeds every received UDP payload to mrc_recv_packet() (or, to pass
+ *     the IP header's ECN codepoint, mrc_recv_packet_ex()) together with
  *     the path it arrived on and the current time;
  *   - posts work with mrc_post_send() / mrc_post_recv();
  *   - pulls packets with mrc_next_packet() until it returns 0, and sends
  *     each as the payload of a UDP datagram on the path it names;
  *   - arms a timer for mrc_next_deadline() and calls mrc_handle_timeout()
- *     when it fires (calling it early is harmless);
+ *     when it fires (calling it early, or late, or with a time older than
+ *     a previous call's, is harmless);
  *   - drains completions with mrc_poll_completion().
  *
  * Time is a monotonic u64 in nanoseconds supplied by the caller; the same
@@ -97,6 +99,13 @@ enum mrc_path_state {
 	MRC_PATH_ADMIN_DOWN = 2,	/* disabled by mrc_path_set_state() */
 };
 
+/* struct mrc_config.cc_flags: congestion signals a path window reacts to. */
+#define MRC_CC_ECN		0x1	/* ECN echoes, DCTCP-like (MR-CC-005) */
+#define MRC_CC_DELAY		0x2	/* RTT above target (MR-CC-006) */
+
+/* mrc_recv_packet_ex() flags: what the IP layer knew about the datagram. */
+#define MRC_RX_CE		0x1	/* IP ECN field was CE (0b11) */
+
 struct mrc_config {
 	uint32_t mode;		/* enum mrc_mode */
 	uint32_t local_qpn;	/* 24 bit */
@@ -118,6 +127,10 @@ struct mrc_config {
 	uint64_t probe_interval_ns; /* probe period of a failed path */
 	uint64_t rnr_timer_ns;	/* wait after an RNR NAK */
 	uint64_t rto_ns;	/* ROCEV2 mode: fixed retransmission timeout */
+	/* Added after the first release: zero means "off". */
+	uint32_t cc_flags;	/* MRC_CC_*; default MRC_CC_ECN */
+	uint32_t reserved0;	/* must be 0 */
+	uint64_t target_delay_ns; /* MRC_CC_DELAY: queueing delay target */
 };
 
 /* Callbacks into the owner of the payload memory.  Return 0 or -errno. */
@@ -168,6 +181,12 @@ struct mrc_path_stats {
 	uint32_t cwnd;		/* packets */
 	uint32_t in_flight;	/* packets */
 	uint32_t state;		/* enum mrc_path_state */
+	uint32_t ecn_alpha;	/* DCTCP alpha, 1/1024 units */
+	uint64_t spurious_retrans; /* lost here, later reported duplicate */
+	uint64_t ecn_decreases;	/* window reductions for ECN */
+	uint64_t delay_decreases; /* window reductions for delay */
+	uint64_t min_rtt_ns;	/* smallest RTT sample, 0 before one */
+	uint32_t reo_wnd_mult;	/* RACK reordering window, 1/8 RTT units */
 };
 
 struct mrc_conn_stats {
@@ -189,6 +208,11 @@ struct mrc_conn_stats {
 	uint64_t bytes_sent;	/* bytes of completed send WRs */
 	uint64_t bytes_received; /* bytes of completed receive WRs */
 	uint32_t in_error;	/* 1 once the QP entered the error state */
+	uint64_t rx_ce;		/* data packets received CE-marked */
+	uint64_t ecn_echoes;	/* ACKs echoing a CE mark (all paths) */
+	uint64_t spurious_retrans; /* retransmissions the peer reported dup */
+	uint64_t tlp_probes;	/* tail loss probes sent (MR-LOSS-010) */
+	uint64_t retrans_uncharged; /* lost on a failing path: not retry_cnt */
 };
 
 struct mrc_conn;
@@ -228,6 +252,14 @@ int mrc_recv_packet(struct mrc_conn *conn, const void *pkt, size_t len,
 		    unsigned int path, uint64_t now);
 
 /*
+ * mrc_recv_packet() with what the IP layer knows: flags is MRC_RX_CE when
+ * the datagram's IP header (or the simulator's queue disc) carried ECN CE.
+ * -EINVAL for unknown flag bits.  mrc_recv_packet() is flags = 0.
+ */
+int mrc_recv_packet_ex(struct mrc_conn *conn, const void *pkt, size_t len,
+		       unsigned int path, unsigned int flags, uint64_t now);
+
+/*
  * Build the next packet to send into buf.  Returns its length and sets
  * *path, 0 if nothing may be sent now, -ENOBUFS if cap is too small
  * (use MRC_MAX_PKT_LEN(mtu)), or an error from read_payload().
@@ -235,10 +267,20 @@ int mrc_recv_packet(struct mrc_conn *conn, const void *pkt, size_t len,
 int mrc_next_packet(struct mrc_conn *conn, void *buf, size_t cap,
 		    unsigned int *path, uint64_t now);
 
-/* Earliest time mrc_handle_timeout() has work; UINT64_MAX if none. */
+/*
+ * Earliest time mrc_handle_timeout() has work; UINT64_MAX if none.  The
+ * result may be at or before the current time (a timer already overdue,
+ * or a packet owed at once, such as an ACK while in error): the caller
+ * then calls mrc_handle_timeout() and mrc_next_packet() immediately.
+ * A deadline still at or before the time of the mrc_handle_timeout() call
+ * just made means only mrc_next_packet() has work (MR-CONN-007).
+ */
 uint64_t mrc_next_deadline(const struct mrc_conn *conn);
 
-/* Run timers that expired at or before now. */
+/*
+ * Run timers that expired at or before now.  A now older than earlier
+ * calls (a stale timer event) runs nothing that is not yet due at now.
+ */
 void mrc_handle_timeout(struct mrc_conn *conn, uint64_t now);
 
 /* Returns 1 and fills out, or 0 if no completion is pending. */

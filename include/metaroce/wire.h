@@ -80,8 +80,12 @@ struct mr_ack_ext {
 	__u8 echo_path;		/* path of the packet whose ts is echoed */
 	__u8 syndrome;		/* enum mr_ack_syndrome */
 	__u8 nranges;		/* SACK ranges that follow, <= MAX */
-	__u8 reserved;
+	__u8 flags;		/* MR_ACK_F_* (was reserved, 0) */
 };
+
+/* struct mr_ack_ext.flags (ACK only; PROBE_REPLY sends 0). */
+#define MR_ACK_F_ECE		0x01	/* the echoed packet arrived CE-marked */
+#define MR_ACK_F_DSACK		0x02	/* nak_psn arrived again: a duplicate */
 
 /* One SACK range: PSNs [start, end) were received, 24-bit modular. */
 struct mr_sack_range {

@@ -185,30 +185,42 @@ static void time_threshold_declares_loss(void **state)
 	pair_free(f);
 }
 
-/* covers: MR-LOSS-006 MR-LOSS-007 MR-CC-003 */
+/* covers: MR-LOSS-006 MR-LOSS-007 MR-CC-003 MR-LOSS-010 */
 static void pto_fires_and_backs_off(void **state)
 {
 	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
 	struct fx *f = pair_new(&cfg);
 	uint64_t pto = cfg.initial_rtt_ns + 4 * (cfg.initial_rtt_ns / 2) +
 		       cfg.max_ack_delay_ns;
+	uint64_t tlp = 2 * cfg.initial_rtt_ns + cfg.max_ack_delay_ns;
 	struct pkt r;
 
 	(void)state;
 	add_msg(&f->a, MRC_OP_SEND, 10);
 	post(f);
 	assert_true(take(f, &f->a).len > 0);
-	assert_int_equal(mrc_next_deadline(f->a.conn), pto);
+	/* the tail loss probe comes first and is not a congestion signal */
+	assert_int_equal(mrc_next_deadline(f->a.conn), tlp);
 	fire(f, &f->a);
+	assert_int_equal(cstats(&f->a).tlp_probes, 1);
+	assert_int_equal(pstats(&f->a, 0).ptos, 0);
+	assert_int_equal(pstats(&f->a, 0).cwnd, cfg.init_cwnd);
+	r = take(f, &f->a);
+	assert_true(r.b[2] & MR_FLAG_RETX);
+	/* one probe per tail: then the path PTO, from the probe's send */
+	assert_int_equal(mrc_next_deadline(f->a.conn), tlp + pto);
+	fire(f, &f->a);
+	assert_int_equal(cstats(&f->a).tlp_probes, 1);
 	assert_int_equal(pstats(&f->a, 0).ptos, 1);
 	assert_int_equal(pstats(&f->a, 0).lost, 1);
 	assert_int_equal(pstats(&f->a, 0).cwnd, 1);
 	r = take(f, &f->a);
 	assert_true(r.b[2] & MR_FLAG_RETX);
-	assert_int_equal(mrc_next_deadline(f->a.conn), pto + 2 * pto);
+	assert_int_equal(mrc_next_deadline(f->a.conn), tlp + pto + 2 * pto);
 	fire(f, &f->a);
 	assert_true(take(f, &f->a).len > 0);
-	assert_int_equal(mrc_next_deadline(f->a.conn), 3 * pto + 4 * pto);
+	assert_int_equal(mrc_next_deadline(f->a.conn),
+			 tlp + 3 * pto + 4 * pto);
 	pair_free(f);
 }
 
@@ -237,8 +249,14 @@ static void retry_limit_fails_the_qp(void **state)
 	assert_int_equal(f->a.first_err_status, MRC_WC_RETRY_EXC_ERR);
 	assert_int_equal(pstats(&f->a, 0).state, MRC_PATH_FAILED);
 	assert_int_equal(pstats(&f->a, 1).state, MRC_PATH_FAILED);
-	/* every packet went out retry_cnt + 1 times at most */
-	assert_true(cstats(&f->a).tx_data <= 2 * (cfg.retry_cnt + 1));
+	/*
+	 * every packet went out retry_cnt + 1 times at most, plus the PTO
+	 * losses charged to a path while the other was still up (MR-FAIL-006)
+	 */
+	assert_true(cstats(&f->a).retrans_uncharged <=
+		    2 * cfg.num_paths * cfg.path_fail_ptos);
+	assert_true(cstats(&f->a).tx_data <= 2 * (cfg.retry_cnt + 1) +
+		    cstats(&f->a).retrans_uncharged);
 	assert_true(cstats(&f->a).tx_data >= cfg.retry_cnt + 1);
 	assert_int_equal(cstats(&f->a).in_error, 1);
 	assert_int_equal(mrc_post_send(f->a.conn, &wr, f->now), -EIO);
@@ -558,6 +576,333 @@ static void psn_wraps_at_24_bits(void **state)
 	pair_free(f);
 }
 
+/* One SEND of 10 bytes from a to b, its data delivered with rx_flags. */
+static struct pkt ecn_exchange(struct fx *f, unsigned int rx_flags)
+{
+	struct pkt d, r;
+
+	d = take(f, &f->a);
+	assert_true(d.len > 0);
+	f->now += 10000;
+	assert_int_equal(mrc_recv_packet_ex(f->b.conn, d.b, d.len, d.path,
+					    rx_flags, f->now), 0);
+	r = take(f, &f->b);		/* the last packet asks for an ACK */
+	assert_true(r.len > 0);
+	f->now += 10000;
+	assert_int_equal(give(f, &f->a, &r), 0);
+	return r;
+}
+
+/* covers: MR-CC-005 */
+static void ecn_ce_is_echoed_and_shrinks_the_window(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f;
+	struct pkt r;
+
+	(void)state;
+	assert_int_equal(cfg.cc_flags, MRC_CC_ECN);	/* on by default */
+	/* unmarked: no echo, no decrease, slow start goes on */
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	r = ecn_exchange(f, 0);
+	assert_int_equal(r.b[35] & MR_ACK_F_ECE, 0);
+	assert_int_equal(cstats(&f->b).rx_ce, 0);
+	assert_int_equal(pstats(&f->a, 0).ecn_marks, 0);
+	assert_int_equal(pstats(&f->a, 0).ecn_decreases, 0);
+	assert_int_equal(pstats(&f->a, 0).cwnd, cfg.init_cwnd + 1);
+	pair_free(f);
+	/* CE-marked: the ACK echoes it and the sender's window shrinks */
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	r = ecn_exchange(f, MRC_RX_CE);
+	assert_true(r.b[35] & MR_ACK_F_ECE);
+	assert_int_equal(cstats(&f->b).rx_ce, 1);
+	assert_int_equal(pstats(&f->a, 0).ecn_marks, 1);
+	assert_int_equal(cstats(&f->a).ecn_echoes, 1);
+	assert_int_equal(pstats(&f->a, 0).ecn_decreases, 1);
+	assert_true(pstats(&f->a, 0).cwnd < cfg.init_cwnd);
+	assert_true(pstats(&f->a, 0).cwnd >= 2);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	pair_free(f);
+	/* with MRC_CC_ECN off a CE echo is counted but ignored */
+	cfg.cc_flags = 0;
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	r = ecn_exchange(f, MRC_RX_CE);
+	assert_true(r.b[35] & MR_ACK_F_ECE);
+	assert_int_equal(pstats(&f->a, 0).ecn_marks, 1);
+	assert_int_equal(pstats(&f->a, 0).ecn_decreases, 0);
+	assert_int_equal(pstats(&f->a, 0).cwnd, cfg.init_cwnd + 1);
+	pair_free(f);
+}
+
+/* covers: MR-CC-005 */
+static void recv_packet_ex_rejects_unknown_flags(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	d = take(f, &f->a);
+	assert_int_equal(mrc_recv_packet_ex(f->b.conn, d.b, d.len, d.path,
+					    MRC_RX_CE << 1, f->now), -EINVAL);
+	assert_int_equal(mrc_recv_packet_ex(f->b.conn, d.b, d.len, d.path,
+					    ~0u, f->now), -EINVAL);
+	/* rejected without any effect */
+	assert_int_equal(cstats(&f->b).rx_data, 0);
+	assert_int_equal(cstats(&f->b).rx_ce, 0);
+	assert_int_equal(take(f, &f->b).len, 0);
+	assert_int_equal(mrc_recv_packet_ex(f->b.conn, d.b, d.len, d.path,
+					    MRC_RX_CE, f->now), 0);
+	assert_int_equal(cstats(&f->b).rx_ce, 1);
+	pair_free(f);
+}
+
+/* covers: MR-CC-006 */
+static void delay_above_target_shrinks_the_window(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f;
+	struct pkt d, r;
+	unsigned int i, cwnd;
+	void *mem = malloc(mrc_conn_size());
+
+	(void)state;
+	assert_non_null(mem);
+	/* MRC_CC_DELAY without a target is an invalid configuration */
+	cfg.cc_flags = MRC_CC_DELAY;
+	cfg.target_delay_ns = 0;
+	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0), -EINVAL);
+	cfg.target_delay_ns = 10000;
+	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0), 0);
+	cfg.cc_flags = 0x4;		/* unknown signal */
+	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0),
+			 -EINVAL);
+	free(mem);
+	cfg.ack_every = 1;		/* every RTT sample undelayed */
+
+	for (i = 0; i < 2; i++) {
+		cfg.cc_flags = i ? MRC_CC_DELAY : 0;
+		cfg.target_delay_ns = 10000;
+		f = pair_new(&cfg);
+		add_msg(&f->a, MRC_OP_SEND, 10);
+		add_msg(&f->a, MRC_OP_SEND, 10);
+		post(f);
+		/* first round trip ~20 us: the base */
+		d = take(f, &f->a);
+		f->now = 10000;
+		assert_int_equal(give(f, &f->b, &d), 0);
+		r = take(f, &f->b);
+		assert_true(r.len > 0);
+		f->now = 20000;
+		assert_int_equal(give(f, &f->a, &r), 0);
+		assert_int_equal(pstats(&f->a, 0).delay_decreases, 0);
+		cwnd = pstats(&f->a, 0).cwnd;
+		/* second round trip ~200 us, far above min_rtt + 10 us */
+		d = take(f, &f->a);
+		assert_true(d.len > 0);
+		f->now += 100000;
+		assert_int_equal(give(f, &f->b, &d), 0);
+		r = take(f, &f->b);
+		assert_true(r.len > 0);
+		f->now += 100000;
+		assert_int_equal(give(f, &f->a, &r), 0);
+		if (i) {
+			assert_int_equal(pstats(&f->a, 0).delay_decreases, 1);
+			assert_true(pstats(&f->a, 0).cwnd < cwnd);
+			assert_true(pstats(&f->a, 0).cwnd * 2 + 2 >= cwnd);
+		} else {
+			assert_int_equal(pstats(&f->a, 0).delay_decreases, 0);
+			assert_true(pstats(&f->a, 0).cwnd > cwnd);
+		}
+		assert_true(pstats(&f->a, 0).min_rtt_ns <= 21000);
+		assert_int_equal(f->a.failures + f->b.failures, 0);
+		pair_free(f);
+	}
+}
+
+/* covers: MR-LOSS-011 MR-LOSS-004 */
+static void dsack_reports_a_spurious_retransmission(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d0, d1, r, re;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 2 * FX_MTU);
+	post(f);
+	d0 = take(f, &f->a);
+	d1 = take(f, &f->a);
+	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 1);
+	f->now = 20000;
+	assert_int_equal(give(f, &f->b, &d1), 0);
+	r = take(f, &f->b);
+	f->now = 40000;
+	assert_int_equal(give(f, &f->a, &r), 0);
+	fire(f, &f->a);			/* time threshold: d0 "lost" */
+	re = take(f, &f->a);
+	assert_true(re.len > 0);
+	assert_int_equal(be32(re.b + 8), be32(d0.b + 8));
+	assert_true(re.b[2] & MR_FLAG_RETX);
+	assert_int_equal(pstats(&f->a, 0).lost, 1);
+	/* ... but d0 was only late: it arrives, then its copy */
+	deliver_and_ack(f, &f->a, &f->b, &d0);
+	assert_int_equal(cstats(&f->a).spurious_retrans, 0);
+	assert_int_equal(give(f, &f->b, &re), 0);
+	assert_int_equal(cstats(&f->b).rx_dup, 1);
+	r = take(f, &f->b);
+	assert_true(r.len > 0);
+	assert_int_equal(r.b[33], MR_ACK_OK);
+	assert_true(r.b[35] & MR_ACK_F_DSACK);
+	assert_int_equal(be32(r.b + 28), be32(d0.b + 8));
+	assert_int_equal(give(f, &f->a, &r), 0);
+	assert_int_equal(cstats(&f->a).spurious_retrans, 1);
+	assert_int_equal(pstats(&f->a, 0).spurious_retrans, 1);
+	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 2);
+	/* the same report again counts once */
+	assert_int_equal(give(f, &f->a, &r), 0);
+	assert_int_equal(cstats(&f->a).spurious_retrans, 1);
+	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 2);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	pair_free(f);
+}
+
+/* covers: MR-LOSS-011 */
+static void duplicate_of_a_single_transmission_is_not_spurious(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d0, r;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	d0 = take(f, &f->a);
+	deliver_and_ack(f, &f->a, &f->b, &d0);
+	/* the network duplicated it: reported, but nothing was resent */
+	assert_int_equal(give(f, &f->b, &d0), 0);
+	r = take(f, &f->b);
+	assert_true(r.b[35] & MR_ACK_F_DSACK);
+	assert_int_equal(give(f, &f->a, &r), 0);
+	assert_int_equal(cstats(&f->a).spurious_retrans, 0);
+	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 1);
+	pair_free(f);
+}
+
+/* covers: MR-FAIL-006 MR-FAIL-003 */
+static void dead_path_losses_do_not_spend_retry_cnt(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f;
+	struct pkt p;
+	int rounds = 0;
+
+	(void)state;
+	cfg.retry_cnt = 0;	/* any charged loss would be fatal */
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 8 * FX_MTU);
+	add_msg(&f->a, MRC_OP_SEND, 4 * FX_MTU);
+	post(f);
+	while (f->a.tx_done < 2 && !f->a.nstatus_err && rounds++ < 1000) {
+		uint64_t da, db;
+
+		while ((p = take(f, &f->a)).len)
+			if (p.path != 1)	/* path 1 is dead */
+				assert_int_equal(give(f, &f->b, &p), 0);
+		while ((p = take(f, &f->b)).len)
+			if (p.path != 1)
+				assert_int_equal(give(f, &f->a, &p), 0);
+		fx_poll(&f->a);
+		fx_poll(&f->b);
+		if (f->a.tx_done == 2)
+			break;
+		da = mrc_next_deadline(f->a.conn);
+		db = mrc_next_deadline(f->b.conn);
+		if (db < da)
+			da = db;
+		if (da > f->now)
+			f->now = da;
+		mrc_handle_timeout(f->a.conn, f->now);
+		mrc_handle_timeout(f->b.conn, f->now);
+	}
+	assert_int_equal(f->a.nstatus_err, 0);
+	assert_int_equal(f->a.tx_done, 2);
+	assert_int_equal(f->b.recv_done, 1);
+	assert_int_equal(cstats(&f->a).in_error, 0);
+	/* path 1's PTO losses were its own, not the packets' retries */
+	assert_true(pstats(&f->a, 1).ptos >= 1);
+	assert_true(pstats(&f->a, 1).lost > 0);
+	assert_int_equal(cstats(&f->a).retrans_uncharged,
+			 pstats(&f->a, 1).lost);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	pair_free(f);
+}
+
+/* covers: MR-CONN-007 */
+static void deadlines_in_the_past_and_stale_timeouts(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d0, d1, r;
+	uint64_t dl, ack_dl;
+
+	(void)state;
+	cfg.ack_every = 2;
+	pair_free(f);
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 2 * FX_MTU);
+	post(f);
+	d0 = take(f, &f->a);
+	d1 = take(f, &f->a);
+	assert_true(d1.len > 0);
+	dl = mrc_next_deadline(f->a.conn);
+	assert_true(dl > f->now && dl != UINT64_MAX);
+	/* early: nothing runs */
+	mrc_handle_timeout(f->a.conn, dl - 1);
+	assert_int_equal(take(f, &f->a).len, 0);
+	assert_int_equal(mrc_next_deadline(f->a.conn), dl);
+	/* overdue: the deadline is reported as it was, in the past */
+	f->now = dl + 1000;
+	assert_int_equal(mrc_next_deadline(f->a.conn), dl);
+	mrc_handle_timeout(f->a.conn, f->now);
+	assert_true(mrc_next_deadline(f->a.conn) > f->now);
+	r = take(f, &f->a);		/* the timer's work */
+	assert_true(r.len > 0);
+	assert_true(r.b[2] & MR_FLAG_RETX);
+	/* a stale timer event (older now) runs nothing more */
+	dl = mrc_next_deadline(f->a.conn);
+	mrc_handle_timeout(f->a.conn, 0);
+	mrc_handle_timeout(f->a.conn, f->now - 1);
+	assert_int_equal(take(f, &f->a).len, 0);
+	assert_int_equal(mrc_next_deadline(f->a.conn), dl);
+	assert_int_equal(pstats(&f->a, 0).ptos, 0);
+	assert_int_equal(cstats(&f->a).tlp_probes, 1);
+
+	/* a held ACK: due, then only mrc_next_packet() has work */
+	assert_int_equal(give(f, &f->b, &d0), 0);
+	assert_int_equal(take(f, &f->b).len, 0);	/* delayed */
+	ack_dl = mrc_next_deadline(f->b.conn);
+	assert_true(ack_dl > f->now && ack_dl != UINT64_MAX);
+	f->now = ack_dl + 5000;
+	mrc_handle_timeout(f->b.conn, f->now);
+	assert_true(mrc_next_deadline(f->b.conn) <= f->now);
+	r = take(f, &f->b);
+	assert_true(r.len > 0);
+	assert_int_equal(r.b[1], MR_OPC_ACK);
+	/* its ack_delay is the time held */
+	assert_true(be32(r.b + 24) > 0);
+	assert_true(mrc_next_deadline(f->b.conn) > f->now);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	pair_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +924,13 @@ int main(void)
 		cmocka_unit_test(length_error_on_a_later_receive_completes_every_wr),
 		cmocka_unit_test(write_with_bad_rkey),
 		cmocka_unit_test(psn_wraps_at_24_bits),
+		cmocka_unit_test(ecn_ce_is_echoed_and_shrinks_the_window),
+		cmocka_unit_test(recv_packet_ex_rejects_unknown_flags),
+		cmocka_unit_test(delay_above_target_shrinks_the_window),
+		cmocka_unit_test(dsack_reports_a_spurious_retransmission),
+		cmocka_unit_test(duplicate_of_a_single_transmission_is_not_spurious),
+		cmocka_unit_test(dead_path_losses_do_not_spend_retry_cnt),
+		cmocka_unit_test(deadlines_in_the_past_and_stale_timeouts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
