@@ -59,6 +59,7 @@ enum metaroce_counter {
 	METAROCE_CNT_RX_OUT_OF_WINDOW,
 	METAROCE_CNT_RX_DROPPED,	/* other transport refusals */
 	METAROCE_CNT_REM_ACCESS_ERR,	/* remote writes refused */
+	METAROCE_CNT_RX_ECN_CE,		/* arrived CE-marked (MR-CC-005) */
 	METAROCE_NUM_COUNTERS
 };
 
@@ -257,7 +258,8 @@ int metaroce_conn_start_requester(struct metaroce_qp *qp);
 void metaroce_conn_stop(struct metaroce_qp *qp);
 void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out);
 void metaroce_qp_flush(struct metaroce_qp *qp);
-void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len);
+void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
+		    unsigned int rx_flags);
 enum hrtimer_restart metaroce_qp_timer(struct hrtimer *timer);
 
 /* metaroce_stats.c */

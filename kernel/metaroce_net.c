@@ -15,6 +15,7 @@
  */
 
 #include <linux/rtnetlink.h>
+#include <net/inet_ecn.h>
 #include <net/net_namespace.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
@@ -170,12 +171,23 @@ u16 metaroce_dst_port(void)
 #define METAROCE_QPN_OFFSET	4
 #define METAROCE_MIN_PKT_LEN	(METAROCE_QPN_OFFSET + 4)
 
+/*
+ * MetaRoCE packets are ECN-capable (ECT(0)): the core answers CE marks
+ * (MR-CC-005).  RoCEv2 mode does not (no DCQCN), so it must not ask
+ * switches to mark instead of drop.
+ */
+static u8 metaroce_tos(const struct metaroce_qp *qp)
+{
+	return qp->mode == MRC_MODE_METAROCE ? INET_ECN_ECT_0 : 0;
+}
+
 /* encap_rcv of the UDP socket: softirq, under RCU. */
 static int metaroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
 	struct metaroce_qp *qp;
 	const u8 *pkt;
 	size_t len;
+	bool ce;
 	u32 qpn;
 
 	if (skb_linearize(skb) ||
@@ -193,7 +205,11 @@ static int metaroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		metaroce_qp_put(qp);
 		goto drop;
 	}
-	metaroce_qp_rx(qp, pkt, len);
+	/* IPv4 only, like the transmit side; the IP header is still there. */
+	ce = INET_ECN_is_ce(ip_hdr(skb)->tos);
+	if (ce)
+		metaroce_count(qp->mdev, METAROCE_CNT_RX_ECN_CE);
+	metaroce_qp_rx(qp, pkt, len, ce ? MRC_RX_CE : 0);
 	metaroce_qp_put(qp);
 	consume_skb(skb);
 	return 0;
@@ -316,7 +332,8 @@ void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 		if (IS_ERR(rt))
 			goto err;
 		skb->ignore_df = 1;
-		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr, 0,
+		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr,
+				    metaroce_tos(qp),
 				    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
 				    htons(sport), htons(metaroce_dst_port()),
 				    false, false);

@@ -408,8 +408,12 @@ void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
 	hrtimer_start(&qp->timer, ns_to_ktime(deadline), HRTIMER_MODE_ABS_SOFT);
 }
 
-/* A datagram payload for @qp, from the UDP receive path (softirq). */
-void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len)
+/*
+ * A datagram payload for @qp, from the UDP receive path (softirq);
+ * @rx_flags are MRC_RX_* (what the IP header said).
+ */
+void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
+		    unsigned int rx_flags)
 {
 	struct sk_buff_head out;
 	enum metaroce_counter c;
@@ -426,7 +430,8 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len)
 	/* MetaRoCE names the sender's path; answer on the same index. */
 	if (qp->mode == MRC_MODE_METAROCE && len > 3)
 		path = ((const u8 *)pkt)[3] % qp->num_paths;
-	ret = mrc_recv_packet(qp->conn, pkt, len, path, ktime_get_ns());
+	ret = mrc_recv_packet_ex(qp->conn, pkt, len, path, rx_flags,
+				 ktime_get_ns());
 	metaroce_qp_run(qp, &out);
 	spin_unlock_bh(&qp->lock);
 
