@@ -829,6 +829,28 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 }
 
 /*
+ * The srtt a tail loss probe waits on: that of the path of the latest
+ * transmission or, while that path has no sample yet, the largest srtt the
+ * connection has measured on any path.  A short message sprayed over many
+ * paths puts a packet or two on each, so the last path used has usually
+ * not been sampled when its tail is lost, and initial_rtt may be many
+ * times the fabric's round trip.
+ */
+static u64 mrc_tlp_srtt(const struct mrc_conn *c)
+{
+	const struct mrc_path *p = &c->path[c->last_send_path];
+	u64 srtt = 0;
+	u32 i;
+
+	if (p->has_rtt)
+		return p->srtt_ns;
+	for (i = 0; i < c->cfg.num_paths; i++)
+		if (c->path[i].has_rtt && c->path[i].srtt_ns > srtt)
+			srtt = c->path[i].srtt_ns;
+	return srtt ? srtt : p->srtt_ns;
+}
+
+/*
  * Tail loss probe (MR-LOSS-010, RFC 8985 TLP / RFC 9002 PTO probe): when
  * everything posted has been sent and nothing is known lost, 2 srtt +
  * max_ack_delay after the latest transmission the newest packet in flight
@@ -837,12 +859,10 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
  */
 static u64 mrc_tlp_deadline(const struct mrc_conn *c)
 {
-	const struct mrc_path *p = &c->path[c->last_send_path];
-
 	if (c->tlp_out || c->lost_count || c->sq_pkt != c->sq_tail ||
 	    c->snd_una == c->snd_nxt)
 		return MRC_U64_MAX;
-	return c->last_send_ns + 2 * p->srtt_ns + c->cfg.max_ack_delay_ns;
+	return c->last_send_ns + 2 * mrc_tlp_srtt(c) + c->cfg.max_ack_delay_ns;
 }
 
 static void mrc_tlp_fire(struct mrc_conn *c, u64 now)

@@ -224,6 +224,45 @@ static void pto_fires_and_backs_off(void **state)
 	pair_free(f);
 }
 
+/*
+ * covers: MR-LOSS-010 MR-PATH-004
+ * The tail was sent on a path with no RTT sample yet: the probe waits on
+ * the RTT measured on the connection's other path, not on initial_rtt.
+ */
+static void tail_probe_on_an_unsampled_path_uses_a_measured_rtt(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+	uint64_t rtt = 8 << 10;		/* a whole number of 1024 ns ticks */
+	struct pkt d0, d1, r;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_SEND, 2 * FX_MTU);
+	post(f);
+	d0 = take(f, &f->a);
+	d1 = take(f, &f->a);	/* the tail, on the other path; lost */
+	assert_int_not_equal(d0.path, d1.path);
+	f->now = rtt;
+	assert_int_equal(give(f, &f->b, &d0), 0);
+	fire(f, &f->b);		/* b's delayed ACK */
+	r = take(f, &f->b);
+	assert_true(r.len > 0);
+	f->now = rtt;		/* as if b had answered at once */
+	assert_int_equal(give(f, &f->a, &r), 0);
+	assert_int_equal(pstats(&f->a, d0.path).srtt_ns, rtt);
+	assert_int_equal(pstats(&f->a, d1.path).srtt_ns, cfg.initial_rtt_ns);
+	assert_int_equal(mrc_next_deadline(f->a.conn),
+			 2 * rtt + cfg.max_ack_delay_ns);
+	fire(f, &f->a);
+	assert_int_equal(cstats(&f->a).tlp_probes, 1);
+	r = take(f, &f->a);
+	assert_true(r.len > 0);
+	assert_true(r.b[2] & MR_FLAG_RETX);
+	assert_int_equal(be32(r.b + 8), be32(d1.b + 8));
+	assert_int_equal(r.path, d0.path);
+	pair_free(f);
+}
+
 /* covers: MR-LOSS-009 MR-FAIL-001 MR-FAIL-004 */
 static void retry_limit_fails_the_qp(void **state)
 {
@@ -912,6 +951,7 @@ int main(void)
 		cmocka_unit_test(third_later_ack_on_the_path_declares_loss),
 		cmocka_unit_test(time_threshold_declares_loss),
 		cmocka_unit_test(pto_fires_and_backs_off),
+		cmocka_unit_test(tail_probe_on_an_unsampled_path_uses_a_measured_rtt),
 		cmocka_unit_test(retry_limit_fails_the_qp),
 		cmocka_unit_test(duplicates_are_suppressed_and_reacked),
 		cmocka_unit_test(dead_path_fails_over_and_is_readmitted),
