@@ -436,7 +436,24 @@ void HostApp::add_stats(struct mrc_conn_stats &sum) const
 		sum.rx_out_of_window += s.rx_out_of_window;
 		sum.rx_no_recv_wr += s.rx_no_recv_wr;
 		sum.in_error += s.in_error;
+		sum.spurious_retrans += s.spurious_retrans;
+		sum.tlp_probes += s.tlp_probes;
 	}
+}
+
+uint64_t HostApp::path_timeouts() const
+{
+	uint64_t n = 0;
+
+	for (const auto &kv : conns_) {
+		struct mrc_conn *core = const_cast<Conn &>(kv.second).core();
+		for (unsigned int path = 0; path < num_paths(); path++) {
+			struct mrc_path_stats ps;
+			if (!mrc_get_path_stats(core, path, &ps))
+				n += ps.ptos;
+		}
+	}
+	return n;
 }
 
 } // namespace metaroce_sim

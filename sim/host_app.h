@@ -91,6 +91,8 @@ public:
 
 	uint32_t index() const { return index_; }
 	void add_stats(struct mrc_conn_stats &sum) const;
+	/* Probe timeouts (MR-LOSS-006) over all paths of all connections. */
+	uint64_t path_timeouts() const;
 	uint64_t host_tx_packets() const { return tx_packets_; }
 
 	/* Core callbacks (static trampolines in host_app.cc). */

@@ -51,6 +51,7 @@ struct RunResult {
 	uint64_t rx_unmatched = 0;
 	uint64_t core_tx_errors = 0;
 	struct mrc_conn_stats core = {};
+	uint64_t path_timeouts = 0;
 	uint64_t error_drops = 0;
 	uint64_t queue_drops = 0;
 	uint64_t ecn_marks = 0;
@@ -165,8 +166,10 @@ RunResult run_once(const RunConfig &rc)
 	r.fct_p99_us = percentile(fcts, 0.99);
 	r.bin_ns = m.bin_ns;
 	r.placed_per_bin = m.placed_per_bin;
-	for (const auto &app : apps)
+	for (const auto &app : apps) {
 		app->add_stats(r.core);
+		r.path_timeouts += app->path_timeouts();
+	}
 	r.error_drops = fabric.error_drops();
 	r.queue_drops = fabric.queue_drops();
 	r.ecn_marks = fabric.ecn_marks();
@@ -265,6 +268,9 @@ void print_json(const RunConfig &rc, const RunResult &r, const RunResult &ref,
 	       r.fct_p50_us, r.fct_p99_us, r.bytes_offered, r.bytes_delivered,
 	       r.bytes_corrupted, r.flows_total, r.flows_done,
 	       r.completion_errors, r.first_error_status);
+	printf("\"spurious_retransmissions\":%" PRIu64 ","
+	       "\"tail_loss_probes\":%" PRIu64 ",\"path_timeouts\":%" PRIu64 ",",
+	       r.core.spurious_retrans, r.core.tlp_probes, r.path_timeouts);
 	printf("\"data_packets\":%" PRIu64 ",\"ctrl_packets\":%" PRIu64 ","
 	       "\"rx_duplicates\":%" PRIu64 ",\"rx_bad_crc\":%" PRIu64 ","
 	       "\"rx_malformed\":%" PRIu64 ",\"rx_out_of_window\":%" PRIu64 ","

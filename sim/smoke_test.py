@@ -10,6 +10,11 @@ WALL_CLOCK_FIELDS = ("wall_time_s", "events_per_sec")
 
 SMALL = ["--nodes", "4", "--planes", "2"]
 
+# The JSON contract of the CLI: these fields are always present.
+CONTRACT_FIELDS = ("goodput_gbps", "lossless_goodput_gbps", "goodput_ratio",
+                   "retransmitted_packets", "fct_p50_us", "fct_p99_us",
+                   "bytes_delivered", "bytes_corrupted")
+
 
 def run(sim, *args):
     out = subprocess.run([sim, *SMALL, *args, "--json"], check=True,
@@ -21,6 +26,9 @@ def run(sim, *args):
 
 def check_delivery(r):
     """Every byte arrived, intact, and every message completed without error."""
+    for k in CONTRACT_FIELDS:
+        assert k in r, (k, r)
+    assert 0 < r["fct_p50_us"] <= r["fct_p99_us"], r
     assert r["bytes_corrupted"] == 0, r
     assert r["placements_out_of_range"] == 0, r
     assert r["bytes_delivered"] == r["bytes_offered"], r
@@ -38,12 +46,19 @@ def integrity(sim, transport):
                    "--message-size", "65536", "--seed", "3")
     check_delivery(lossless)
     assert lossless["retransmitted_packets"] == 0, lossless
+    assert lossless["spurious_retransmissions"] == 0, lossless
+    assert lossless["tail_loss_probes"] == 0, lossless
+    assert lossless["path_timeouts"] == 0, lossless
 
     lossy = run(sim, "--transport", transport, "--workload", "all-to-all",
                 "--message-size", "65536", "--loss", "0.01", "--seed", "3")
     check_delivery(lossy)
     assert lossy["link_error_drops"] > 0, lossy
     assert lossy["retransmitted_packets"] > 0, lossy
+    # Probes and spurious resends are retransmissions too.
+    assert lossy["tail_loss_probes"] <= lossy["retransmitted_packets"], lossy
+    assert (lossy["spurious_retransmissions"] <=
+            lossy["retransmitted_packets"]), lossy
     assert lossy["lossless_goodput_gbps"] == lossless["goodput_gbps"], lossy
     assert 0 < lossy["goodput_ratio"] <= 1.0, lossy
 
