@@ -324,6 +324,38 @@ void mrc_schedule_ack(struct mrc_conn *c, unsigned int path, int now_flag,
 		c->ack_now = 1;
 }
 
+/*
+ * The packet that ends a requester's burst (LAST with AckReq) was accepted
+ * and nothing is missing: its ACK may be the last one the peer's requester
+ * ever gets (an application that saw its receive completion may destroy
+ * the QP at once), so it goes out twice, back to back (MR-LOSS-012).
+ */
+void mrc_schedule_final_ack(struct mrc_conn *c, unsigned int path, u64 now)
+{
+	mrc_schedule_ack(c, path, 1, now);
+	c->ack_repeat = 1;
+}
+
+/* Bookkeeping after an ACK/NAK left on path, shared by both modes. */
+void mrc_ack_sent(struct mrc_conn *c, unsigned int path)
+{
+	c->st.tx_ctrl++;
+	c->path[path].st.tx_ctrl++;
+	c->ack_unacked = 0;
+	/* MR_ACK_OK and MR_AETH_ACK are both 0: a plain ACK, not a NAK. */
+	if (c->ack_repeat && !c->in_error && c->ack_syndrome == MR_ACK_OK) {
+		/* the same cumulative ACK once more, without one-shot flags */
+		c->ack_repeat = 0;
+		c->ack_flags = 0;
+		return;
+	}
+	c->ack_repeat = 0;
+	c->ack_pending = 0;
+	c->ack_now = 0;
+	c->ack_syndrome = MR_ACK_OK;
+	c->ack_flags = 0;
+}
+
 int mrc_recv_packet(struct mrc_conn *c, const void *pkt, size_t len,
 		    unsigned int path, u64 now)
 {

@@ -383,13 +383,7 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 	b[34] = n;
 	len = MR_ACK_LEN + n * MR_RANGE_LEN;
 	*path = c->ack_path;
-	c->ack_pending = 0;
-	c->ack_now = 0;
-	c->ack_unacked = 0;
-	c->ack_syndrome = MR_ACK_OK;
-	c->ack_flags = 0;
-	c->path[c->ack_path].st.tx_ctrl++;
-	c->st.tx_ctrl++;
+	mrc_ack_sent(c, c->ack_path);
 	return mrc_finish_packet(b, len, cap);
 }
 
@@ -764,15 +758,21 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 	c->st.rx_data++;
 	c->path[path].st.rx_packets++;
 	mrc_rx_set(c, psn, 1);
-	if (!mrc_psn_before(psn, c->rcv_high))
+	if (!mrc_psn_before(psn, c->rcv_high)) {
 		c->rcv_high = mrc_psn_add(psn, 1);
+		c->rx_tail_ackreq = !!(flags & MR_FLAG_ACK_REQ);
+	}
 	while (mrc_rx_test(c, c->rcv_nxt) && c->rcv_nxt != c->rcv_high) {
 		mrc_rx_set(c, c->rcv_nxt, 0);
 		c->rcv_nxt = mrc_psn_add(c->rcv_nxt, 1);
 	}
 	mrc_complete_recvs(c);
-	mrc_schedule_ack(c, path, d != 0 || c->rcv_nxt != c->rcv_high ||
-			 (flags & MR_FLAG_ACK_REQ) || ce, now);
+	/* The requester's tail is complete here: MR-LOSS-012. */
+	if (c->rx_tail_ackreq && c->rcv_nxt == c->rcv_high)
+		mrc_schedule_final_ack(c, path, now);
+	else
+		mrc_schedule_ack(c, path, d != 0 || c->rcv_nxt != c->rcv_high ||
+				 (flags & MR_FLAG_ACK_REQ) || ce, now);
 	return 0;
 }
 

@@ -163,6 +163,7 @@ struct mrc_conn {
 	u64 rx_va;
 	u8 rx_in_msg;		/* ROCEV2: 0, or MRC_OP_SEND+1 / WRITE+1 */
 	u8 nak_sent;		/* ROCEV2: sequence NAK outstanding */
+	u8 rx_tail_ackreq;	/* PSN rcv_high - 1 asked for an ACK */
 	u64 rxmap[MRC_MAX_WINDOW / 64];
 	struct mrc_rwqe rq[MRC_MAX_RQ];
 
@@ -173,6 +174,7 @@ struct mrc_conn {
 	u8 ack_echo_path;
 	u8 ack_syndrome;
 	u8 ack_flags;		/* MR_ACK_F_* of the pending ACK */
+	u8 ack_repeat;		/* send the pending ACK twice (MR-LOSS-012) */
 	u32 ack_unacked;	/* packets since the last ACK */
 	u32 ack_ts_echo;
 	u32 ack_nak_psn;
@@ -229,6 +231,8 @@ int mrc_finish_packet(u8 *buf, size_t len, size_t cap);
 int mrc_check_crc(const u8 *pkt, size_t len);
 void mrc_schedule_ack(struct mrc_conn *c, unsigned int path, int now_flag,
 		      u64 now);
+void mrc_schedule_final_ack(struct mrc_conn *c, unsigned int path, u64 now);
+void mrc_ack_sent(struct mrc_conn *c, unsigned int path);
 
 /* metaroce.c */
 int mrc_mr_recv(struct mrc_conn *c, const u8 *p, size_t len,

@@ -90,12 +90,7 @@ static int mrc_gbn_build_ack(struct mrc_conn *c, u8 *b, size_t cap)
 	}
 	mrc_put_bth(c, b, MR_IB_ACK, 0, 0, psn);
 	mrc_put_be32(b + MR_BTH_LEN, (u32)syn << 24 | (c->msn & MRC_PSN_MASK));
-	c->ack_pending = 0;
-	c->ack_now = 0;
-	c->ack_unacked = 0;
-	c->ack_syndrome = MR_AETH_ACK;
-	c->st.tx_ctrl++;
-	c->path[0].st.tx_ctrl++;
+	mrc_ack_sent(c, 0);
 	return mrc_finish_packet(b, MR_BTH_LEN + MR_AETH_LEN, cap);
 }
 
@@ -311,7 +306,12 @@ int mrc_gbn_recv(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 	c->rcv_nxt = mrc_psn_add(c->rcv_nxt, 1);
 	c->rcv_high = c->rcv_nxt;
 	mrc_complete_recvs(c);
-	mrc_schedule_ack(c, 0, !!(mrc_get_be32(b + 8) & MR_BTH_ACKREQ), now);
+	if (!(mrc_get_be32(b + 8) & MR_BTH_ACKREQ))
+		mrc_schedule_ack(c, 0, 0, now);
+	else if (last)
+		mrc_schedule_final_ack(c, 0, now);
+	else
+		mrc_schedule_ack(c, 0, 1, now);
 	return 0;
 
 malformed:

@@ -132,6 +132,41 @@ static void duplicate_is_acked_with_msn(void **state)
 	pair_free(f);
 }
 
+/*
+ * The ACK of a burst's last packet leaves twice: losing one still
+ * completes the send, with no retransmission.
+ * covers: MR-LOSS-012
+ */
+static void final_ack_is_sent_twice(void **state)
+{
+	struct fx *f = gbn_pair(NULL);
+	struct pkt d[2], a1, a2;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_SEND, FX_MTU + 10);
+	post(f);
+	d[0] = take(f, &f->a);
+	d[1] = take(f, &f->a);
+	assert_int_equal(give(f, &f->b, &d[0]), 0);
+	assert_int_equal(give(f, &f->b, &d[1]), 0);
+	a1 = take(f, &f->b);
+	a2 = take(f, &f->b);
+	assert_int_equal(take(f, &f->b).len, 0);	/* two, not more */
+	assert_int_equal(a1.len, a2.len);
+	assert_memory_equal(a1.b, a2.b, (size_t)a1.len);
+	assert_int_equal(a2.b[0], MR_IB_ACK);
+	assert_int_equal(be32(a2.b + 8), be32(d[1].b + 8) & MR_PSN_MASK);
+	assert_int_equal(give(f, &f->a, &a2), 0);	/* a1 was lost */
+	fx_poll(&f->a);
+	assert_int_equal(f->a.tx_done, 1);
+	assert_int_equal(cstats(&f->a).tx_retrans, 0);
+	assert_int_equal(give(f, &f->a, &a1), 0);	/* late copy: harmless */
+	assert_int_equal(take(f, &f->a).len, 0);
+	fx_poll(&f->b);
+	assert_int_equal(fx_verify(f), 0);
+	pair_free(f);
+}
+
 /* covers: MR-COMPAT-005 */
 static void timeouts_retry_then_fail(void **state)
 {
@@ -228,6 +263,7 @@ int main(void)
 		cmocka_unit_test(bth_reth_layout),
 		cmocka_unit_test(sequence_nak_and_go_back_n),
 		cmocka_unit_test(duplicate_is_acked_with_msn),
+		cmocka_unit_test(final_ack_is_sent_twice),
 		cmocka_unit_test(timeouts_retry_then_fail),
 		cmocka_unit_test(rnr_nak_then_resume),
 		cmocka_unit_test(requester_attributes_after_init),
