@@ -86,13 +86,8 @@ step "1% loss on both ends"
 ip netns exec mra tc qdisc replace dev veth0 root netem loss 1% || fail "netem"
 ip netns exec mrb tc qdisc replace dev veth0 root netem loss 1% || fail "netem"
 pingpong loss1 4096
-# RoCEv2 mode's go-back-N once failed a 64 KiB ping-pong at 1% loss with
-# IBV_WC_RETRY_EXC_ERR (6.12, retry_cnt 7): an open bug (issue 5), so the
-# larger lossy runs are MetaRoCE's only until it is fixed.
-if [ "$mode" = metaroce ]; then
-	pingpong loss1 65536
-	perf loss1 ib_write_bw 65536
-fi
+pingpong loss1 65536
+perf loss1 ib_write_bw 65536
 
 # netem's "ecn" marks ECN-capable packets CE instead of dropping them:
 # MetaRoCE sends ECT(0) and must see marks; RoCEv2 mode (no DCQCN) sends
