@@ -5,12 +5,14 @@
 //   Transfer         lossless RDMA WRITEs between two connections: the whole
 //                    per-packet work of both ends (build, CRC, parse, place,
 //                    ACK) per data packet, by mode and number of paths.
+//   Transmit         sender only: a window of new data packets built
+//                    (payload read, headers, CRC, path choice), by path count.
 //   ReceiveInOrder   receiver only: a window of data packets fed in PSN order.
 //   ReceiveReversed  the same window fed last-first: every packet is out of
 //                    order until the last, the receiver's worst case.
 //   SackProcessing   sender only: the ACKs that answer a window of which
-//                    every other packet was lost, i.e. the largest SACK
-//                    state, by window size.
+//                    every other packet of every path was lost, i.e. the
+//                    largest SACK state, by window size and path count.
 //
 // Time is a simulated clock advanced per packet; nothing here sleeps.
 #include <benchmark/benchmark.h>
@@ -193,6 +195,38 @@ std::vector<std::vector<uint8_t>> window_of_packets(Pair &p, uint32_t window,
 	return pkts;
 }
 
+// args: window, paths
+void BM_Transmit(benchmark::State &state)
+{
+	auto window = static_cast<uint32_t>(state.range(0));
+	auto paths = static_cast<uint32_t>(state.range(1));
+	Pair p(MRC_MODE_METAROCE, paths, window, window);
+	uint64_t pkts = 0;
+
+	for (auto _ : state) {
+		state.PauseTiming();
+		p.init(p.a.get(), MRC_MODE_METAROCE, paths, window, true, window);
+		mrc_send_wr wr{};
+		wr.wr_id = 1;
+		wr.opcode = MRC_OP_RDMA_WRITE;
+		wr.length = window * kMtu;
+		wr.rkey = kRkey;
+		wr.remote_addr = 0x10000;
+		if (mrc_post_send(p.a.get(), &wr, p.now))
+			std::abort();
+		state.ResumeTiming();
+		unsigned int path;
+		uint32_t n = 0;
+		while (mrc_next_packet(p.a.get(), p.buf.data(), kPktCap, &path,
+				       p.now) > 0)
+			n++;
+		if (n != window)
+			state.SkipWithError("sender did not fill the window");
+		pkts += n;
+	}
+	state.SetItemsProcessed(static_cast<int64_t>(pkts));
+}
+
 void receive_window(benchmark::State &state, bool reversed)
 {
 	auto window = static_cast<uint32_t>(state.range(0));
@@ -221,19 +255,23 @@ void receive_window(benchmark::State &state, bool reversed)
 void BM_ReceiveInOrder(benchmark::State &state) { receive_window(state, false); }
 void BM_ReceiveReversed(benchmark::State &state) { receive_window(state, true); }
 
-// args: window
+// args: window, paths
 void BM_SackProcessing(benchmark::State &state)
 {
 	auto window = static_cast<uint32_t>(state.range(0));
+	auto npaths = static_cast<uint32_t>(state.range(1));
 	uint64_t acks = 0;
 	for (auto _ : state) {
 		state.PauseTiming();
-		Pair p(MRC_MODE_METAROCE, 1, window, window);
+		Pair p(MRC_MODE_METAROCE, npaths, window, window);
 		std::vector<unsigned> paths;
 		auto pkts = window_of_packets(p, window, paths);
-		for (size_t i = 0; i < pkts.size(); i += 2) // every other one lost
-			mrc_recv_packet(p.b.get(), pkts[i].data(), pkts[i].size(),
-					paths[i], p.now);
+		// Packets are sprayed round-robin: every other one of each path
+		// is lost, so every path has holes and acknowledged successors.
+		for (size_t i = 0; i < pkts.size(); i++)
+			if ((i / npaths) % 2 == 0)
+				mrc_recv_packet(p.b.get(), pkts[i].data(),
+						pkts[i].size(), paths[i], p.now);
 		std::vector<std::vector<uint8_t>> ack_pkts;
 		unsigned int path;
 		int len;
@@ -260,8 +298,13 @@ BENCHMARK(BM_Transfer)
 	->Args({MRC_MODE_METAROCE, 4})
 	->Args({MRC_MODE_METAROCE, 8})
 	->Args({MRC_MODE_METAROCE, 16});
+BENCHMARK(BM_Transmit)
+	->ArgNames({"window", "paths"})
+	->ArgsProduct({{64, MRC_MAX_WINDOW}, {1, 4, 16}});
 BENCHMARK(BM_ReceiveInOrder)->ArgName("window")->RangeMultiplier(2)->Range(32, MRC_MAX_WINDOW);
 BENCHMARK(BM_ReceiveReversed)->ArgName("window")->RangeMultiplier(2)->Range(32, MRC_MAX_WINDOW);
-BENCHMARK(BM_SackProcessing)->ArgName("window")->RangeMultiplier(2)->Range(32, MRC_MAX_WINDOW);
+BENCHMARK(BM_SackProcessing)
+	->ArgNames({"window", "paths"})
+	->ArgsProduct({benchmark::CreateRange(32, MRC_MAX_WINDOW, 2), {1, 4, 16}});
 
 BENCHMARK_MAIN();
