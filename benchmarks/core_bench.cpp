@@ -172,9 +172,8 @@ void BM_Transfer(benchmark::State &state)
 		benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// One window of data packets as the sender first emits them.
-std::vector<std::vector<uint8_t>> window_of_packets(Pair &p, uint32_t window,
-						    std::vector<unsigned> &paths)
+// Post one RDMA WRITE of a whole window of packets at p's sender.
+void post_window_write(Pair &p, uint32_t window)
 {
 	mrc_send_wr wr{};
 	wr.wr_id = 1;
@@ -184,6 +183,13 @@ std::vector<std::vector<uint8_t>> window_of_packets(Pair &p, uint32_t window,
 	wr.remote_addr = 0x10000;
 	if (mrc_post_send(p.a.get(), &wr, p.now))
 		std::abort();
+}
+
+// One window of data packets as the sender first emits them.
+std::vector<std::vector<uint8_t>> window_of_packets(Pair &p, uint32_t window,
+						    std::vector<unsigned> &paths)
+{
+	post_window_write(p, window);
 	std::vector<std::vector<uint8_t>> pkts;
 	unsigned int path;
 	int len;
@@ -206,14 +212,7 @@ void BM_Transmit(benchmark::State &state)
 	for (auto _ : state) {
 		state.PauseTiming();
 		p.init(p.a.get(), MRC_MODE_METAROCE, paths, window, true, window);
-		mrc_send_wr wr{};
-		wr.wr_id = 1;
-		wr.opcode = MRC_OP_RDMA_WRITE;
-		wr.length = window * kMtu;
-		wr.rkey = kRkey;
-		wr.remote_addr = 0x10000;
-		if (mrc_post_send(p.a.get(), &wr, p.now))
-			std::abort();
+		post_window_write(p, window);
 		state.ResumeTiming();
 		unsigned int path;
 		uint32_t n = 0;
