@@ -102,7 +102,8 @@ int mrc_conn_set_requester(struct mrc_conn *c, const struct mrc_config *cfg)
 	if (!mrc_config_valid(&n))
 		return -EINVAL;
 	/* Only a connection that has sent nothing may move its PSN space. */
-	if (c->sq_tail || c->snd_nxt != c->cfg.local_psn ||
+	if (c->sq_tail != c->sq_head || c->user_posted ||
+	    c->snd_nxt != c->cfg.local_psn ||
 	    c->snd_una != c->cfg.local_psn || c->snd_tx != c->cfg.local_psn)
 		return -EBUSY;
 	c->cfg = n;
@@ -119,24 +120,47 @@ int mrc_post_send(struct mrc_conn *c, const struct mrc_send_wr *wr, u64 now)
 	(void)now;
 	if (c->in_error)
 		return -EIO;
-	if (wr->opcode != MRC_OP_SEND && wr->opcode != MRC_OP_RDMA_WRITE)
+	switch (wr->opcode) {
+	case MRC_OP_SEND:
+	case MRC_OP_RDMA_WRITE:
+	case MRC_OP_SEND_WITH_IMM:
+	case MRC_OP_RDMA_WRITE_WITH_IMM:
+	case MRC_OP_RDMA_READ:
+		break;
+	case MRC_OP_ATOMIC_CMP_AND_SWP:
+	case MRC_OP_ATOMIC_FETCH_AND_ADD:
+		if (wr->length != 8)
+			return -EINVAL;
+		break;
+	default:
 		return -EINVAL;
-	if (wr->length > 0x7fffffffu)
+	}
+	if (wr->length > 0x7fffffffu || wr->reserved)
+		return -EINVAL;
+	if (mrc_op_rd_atomic(wr->opcode) && !c->cb.place_read)
+		return -EOPNOTSUPP;
+	/* A RoCEv2 READ's PSN range must stay far below half the space. */
+	if (wr->opcode == MRC_OP_RDMA_READ && c->cfg.mode == MRC_MODE_ROCEV2 &&
+	    wr->length / c->cfg.mtu >= MRC_PSN_HALF / 2)
 		return -EINVAL;
 	if (c->sq_unpolled >= MRC_MAX_SQ)
 		return -ENOSPC;
-	w = &c->sq[c->sq_tail % MRC_MAX_SQ];
+	w = &c->sq[c->sq_tail % MRC_SQ_RING];
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;
 	w->length = wr->length;
 	w->rkey = wr->rkey;
 	w->raddr = wr->remote_addr;
+	w->imm = wr->imm_data;
+	w->compare_add = wr->compare_add;
+	w->swap = wr->swap;
 	w->msg_id = c->next_msg_id++;
-	if (wr->opcode == MRC_OP_SEND)
+	if (mrc_op_consumes_recv(wr->opcode))
 		w->ssn = c->next_ssn++;
 	c->sq_tail++;
 	c->sq_unpolled++;
+	c->user_posted++;
 	return 0;
 }
 
@@ -152,6 +176,7 @@ int mrc_post_recv(struct mrc_conn *c, u64 wr_id, u32 length)
 	memset(r, 0, sizeof(*r));
 	r->wr_id = wr_id;
 	r->length = length;
+	r->opcode = MRC_OP_RECV;
 	c->rq_tail++;
 	c->rq_unpolled++;
 	return 0;
@@ -161,16 +186,18 @@ int mrc_post_recv(struct mrc_conn *c, u64 wr_id, u32 length)
  * Room is guaranteed: every entry corresponds to a WR counted in
  * sq_unpolled/rq_unpolled, which are bounded by the queue depths.
  */
-void mrc_push_cqe(struct mrc_conn *c, u64 wr_id, u32 len, u8 opcode,
-		  u8 status)
+struct mrc_completion *mrc_push_cqe(struct mrc_conn *c, u64 wr_id, u32 len,
+				    u8 opcode, u8 status)
 {
 	struct mrc_completion *e = &c->cq[c->cq_tail % MRC_CQ_DEPTH];
 
+	memset(e, 0, sizeof(*e));
 	e->wr_id = wr_id;
 	e->byte_len = len;
 	e->opcode = opcode;
 	e->status = status;
 	c->cq_tail++;
+	return e;
 }
 
 int mrc_poll_completion(struct mrc_conn *c, struct mrc_completion *out)
@@ -179,27 +206,174 @@ int mrc_poll_completion(struct mrc_conn *c, struct mrc_completion *out)
 		return 0;
 	*out = c->cq[c->cq_head % MRC_CQ_DEPTH];
 	c->cq_head++;
-	if (out->opcode == MRC_OP_RECV)
+	if (out->opcode == MRC_OP_RECV ||
+	    out->opcode == MRC_OP_RECV_RDMA_WITH_IMM)
 		c->rq_unpolled--;
 	else
 		c->sq_unpolled--;
 	return 1;
 }
 
-/* Complete, in posting order, every send WR whose last PSN is acked. */
+/*
+ * Complete, in posting order, every send WR whose last PSN is acked and,
+ * for a READ or atomic, whose response is placed (MR-OPS-001).  Responses
+ * a responder queued (MRC_OP_INT_*) leave without a completion.
+ */
 void mrc_complete_sends(struct mrc_conn *c)
 {
 	while (c->sq_head != c->sq_pkt) {
-		struct mrc_swqe *w = &c->sq[c->sq_head % MRC_MAX_SQ];
+		struct mrc_swqe *w = &c->sq[c->sq_head % MRC_SQ_RING];
 
 		if (!mrc_psn_before(w->last_psn, c->snd_una))
 			break;
+		if (mrc_op_internal(w->opcode)) {
+			c->resp_queued--;
+			c->sq_head++;
+			continue;
+		}
+		if (mrc_op_rd_atomic(w->opcode)) {
+			if (!w->resp_done)
+				break;
+			c->rd_head++;	/* w is the oldest in progress */
+		}
 		mrc_push_cqe(c, w->wr_id, w->length, w->opcode,
 			     MRC_WC_SUCCESS);
 		c->st.msgs_sent++;
 		c->st.bytes_sent += w->length;
 		c->sq_head++;
 	}
+}
+
+/* READ/atomic WRs in progress (packetized, not completed), oldest first. */
+static struct mrc_swqe *mrc_rd_at(struct mrc_conn *c, u32 i)
+{
+	return &c->sq[c->rd_sq[i % MRC_MAX_RD_ATOMIC] % MRC_SQ_RING];
+}
+
+struct mrc_swqe *mrc_rd_oldest(struct mrc_conn *c)
+{
+	return c->rd_head == c->rd_tail ? NULL : mrc_rd_at(c, c->rd_head);
+}
+
+struct mrc_swqe *mrc_rd_find_msg(struct mrc_conn *c, u32 msg_id)
+{
+	u32 i;
+
+	for (i = c->rd_head; i != c->rd_tail; i++)
+		if (mrc_rd_at(c, i)->msg_id == msg_id)
+			return mrc_rd_at(c, i);
+	return NULL;
+}
+
+/* The READ/atomic in progress whose PSN range holds psn. */
+struct mrc_swqe *mrc_rd_find_psn(struct mrc_conn *c, u32 psn)
+{
+	u32 i;
+
+	for (i = c->rd_head; i != c->rd_tail; i++) {
+		struct mrc_swqe *w = mrc_rd_at(c, i);
+
+		if (mrc_psn_diff(psn, w->first_psn) <=
+		    mrc_psn_diff(w->last_psn, w->first_psn))
+			return w;
+	}
+	return NULL;
+}
+
+/*
+ * Requester: response bytes for READ/atomic w at off (MR-OPS-001/003);
+ * the caller has already suppressed duplicates.  A refused placement
+ * fails the QP (LOC_PROT_ERR).
+ */
+int mrc_place_response(struct mrc_conn *c, struct mrc_swqe *w, u32 off,
+		       const u8 *src, u32 len)
+{
+	if (len && c->cb.place_read(c->user, w->wr_id, off, src, len)) {
+		c->st.rx_place_err++;
+		mrc_conn_fail(c, MRC_WC_LOC_PROT_ERR, MRC_WC_WR_FLUSH_ERR);
+		return -EFAULT;
+	}
+	/* each response PSN arrives once: the byte count is exact */
+	w->resp_bytes += len;
+	if (w->resp_bytes == w->length)
+		w->resp_done = 1;
+	return 0;
+}
+
+/*
+ * MetaRoCE responder: queue a READ or atomic response as a reliable
+ * message of its own send stream (MR-OPS-002), ahead of the caller's
+ * WRs that have no PSN yet.  -ENOSPC when
+ * MRC_MAX_RESP responses are queued.
+ */
+int mrc_queue_response(struct mrc_conn *c, u32 opcode, u32 msg_id,
+		       u32 rkey, u64 raddr, u32 len, u64 orig, u32 req_psn)
+{
+	struct mrc_swqe *w;
+
+	u32 at = c->sq_pkt, i;
+
+	if (c->resp_queued >= MRC_MAX_RESP)
+		return -ENOSPC;
+	/*
+	 * Ahead of the caller's WRs not yet packetized (after a partly
+	 * packetized one and earlier responses): a response must not wait
+	 * for our own requests, which may wait for the peer's responses.
+	 */
+	if (at != c->sq_tail && c->sq[at % MRC_SQ_RING].next_offset)
+		at++;
+	while (at != c->sq_tail && mrc_op_internal(c->sq[at % MRC_SQ_RING].opcode))
+		at++;
+	for (i = c->sq_tail; i != at; i--)
+		c->sq[i % MRC_SQ_RING] = c->sq[(i - 1) % MRC_SQ_RING];
+	w = &c->sq[at % MRC_SQ_RING];
+	memset(w, 0, sizeof(*w));
+	w->opcode = opcode;
+	w->msg_id = msg_id;
+	w->rkey = rkey;
+	w->raddr = raddr;
+	w->length = len;
+	w->compare_add = orig;
+	w->req_psn = req_psn;
+	c->sq_tail++;
+	c->resp_queued++;
+	return 0;
+}
+
+int mrc_rerr_kind(int err)
+{
+	if (err == -EOPNOTSUPP || err == -EDOM)
+		return MRC_RERR_INV_REQ;
+	if (err == -EACCES || err == -EFAULT || err == -EINVAL ||
+	    err == -EPERM)
+		return MRC_RERR_ACCESS;
+	return MRC_RERR_OP;
+}
+
+/* Responder: may a READ of len bytes at raddr under rkey proceed? */
+int mrc_check_read(struct mrc_conn *c, u32 rkey, u64 raddr, u32 len)
+{
+	if (!c->cb.read_remote)
+		return -EOPNOTSUPP;
+	if (!len)
+		return 0;	/* IBTA: a zero-length READ checks no key */
+	return c->cb.read_remote(c->user, rkey, raddr, NULL, len);
+}
+
+/* Responder: run an accepted atomic once (MR-OPS-003). */
+int mrc_do_atomic(struct mrc_conn *c, u32 op, u32 rkey, u64 raddr,
+		  u64 compare_add, u64 swap, u64 *orig)
+{
+	int ret;
+
+	if (!c->cb.atomic)
+		return -EOPNOTSUPP;
+	if (raddr & 7)
+		return -EDOM;
+	ret = c->cb.atomic(c->user, op, rkey, raddr, compare_add, swap, orig);
+	if (!ret)
+		c->st.atomics_executed++;
+	return ret;
 }
 
 /*
@@ -211,10 +385,14 @@ void mrc_complete_recvs(struct mrc_conn *c)
 	while (c->rq_head != c->rq_tail) {
 		struct mrc_rwqe *r = &c->rq[c->rq_head % MRC_MAX_RQ];
 
+		struct mrc_completion *e;
+
 		if (!r->has_last || !mrc_psn_before(r->last_psn, c->rcv_nxt))
 			break;
-		mrc_push_cqe(c, r->wr_id, r->msg_len, MRC_OP_RECV,
-			     MRC_WC_SUCCESS);
+		e = mrc_push_cqe(c, r->wr_id, r->msg_len, r->opcode,
+				 MRC_WC_SUCCESS);
+		e->wc_flags = r->wc_flags;
+		e->imm_data = r->imm;
 		c->st.msgs_received++;
 		c->st.bytes_received += r->msg_len;
 		c->rq_head++;
@@ -234,13 +412,17 @@ void mrc_conn_fail(struct mrc_conn *c, u8 send_status, u8 recv_status)
 	c->in_error = 1;
 	c->st.in_error = 1;
 	while (c->sq_head != c->sq_tail) {
-		struct mrc_swqe *w = &c->sq[c->sq_head % MRC_MAX_SQ];
+		struct mrc_swqe *w = &c->sq[c->sq_head % MRC_SQ_RING];
 
+		c->sq_head++;
+		if (mrc_op_internal(w->opcode))
+			continue;
 		mrc_push_cqe(c, w->wr_id, w->length, w->opcode, send_status);
 		send_status = MRC_WC_WR_FLUSH_ERR;
-		c->sq_head++;
 	}
 	c->sq_pkt = c->sq_tail;
+	c->rd_head = c->rd_tail;
+	c->resp_queued = 0;
 	while (c->rq_head != c->rq_tail) {
 		struct mrc_rwqe *r = &c->rq[c->rq_head % MRC_MAX_RQ];
 
@@ -258,36 +440,59 @@ void mrc_conn_fail(struct mrc_conn *c, u8 send_status, u8 recv_status)
  */
 int mrc_packetize(struct mrc_conn *c, u32 *psn_out)
 {
+	u32 outstanding = mrc_psn_diff(c->snd_nxt, c->snd_una);
+	u32 len, adv, span = 1;
 	struct mrc_swqe *w;
 	struct mrc_tx_pkt *t;
-	u32 len;
 
 	if (c->sq_pkt == c->sq_tail)
 		return -EAGAIN;
-	if (mrc_psn_diff(c->snd_nxt, c->snd_una) >= c->cfg.window)
+	if (outstanding >= c->cfg.window)
 		return -EAGAIN;
-	w = &c->sq[c->sq_pkt % MRC_MAX_SQ];
+	w = &c->sq[c->sq_pkt % MRC_SQ_RING];
+	if (mrc_op_rd_atomic(w->opcode)) {
+		/* At most MRC_MAX_RD_ATOMIC in progress (IBTA max_rd_atomic). */
+		if (c->rd_tail - c->rd_head >= MRC_MAX_RD_ATOMIC)
+			return -EAGAIN;
+		/*
+		 * A RoCEv2 READ takes one PSN per response packet (IBTA);
+		 * one longer than the window goes alone (MR-COMPAT-009).
+		 */
+		if (w->opcode == MRC_OP_RDMA_READ &&
+		    c->cfg.mode == MRC_MODE_ROCEV2) {
+			span = w->length ? (w->length + c->cfg.mtu - 1) /
+					   c->cfg.mtu : 1;
+			if (outstanding && outstanding + span > c->cfg.window)
+				return -EAGAIN;
+		}
+		c->rd_sq[c->rd_tail++ % MRC_MAX_RD_ATOMIC] = c->sq_pkt;
+		/* One request packet: no payload, only the length. */
+		len = 0;
+		adv = w->length;
+	} else {
+		len = w->length - w->next_offset;
+		if (len > c->cfg.mtu)
+			len = c->cfg.mtu;
+		adv = len;
+	}
 	t = mrc_txp(c, c->snd_nxt);
-	len = w->length - w->next_offset;
-	if (len > c->cfg.mtu)
-		len = c->cfg.mtu;
 	memset(t, 0, sizeof(*t));
 	t->offset = w->next_offset;
 	t->len = len;
-	t->sq_idx = c->sq_pkt % MRC_MAX_SQ;
+	t->sq_idx = c->sq_pkt % MRC_SQ_RING;
 	if (w->next_offset == 0) {
 		t->flags |= MR_FLAG_FIRST;
 		w->first_psn = c->snd_nxt;
 	}
-	w->next_offset += len;
+	w->next_offset += adv;
 	if (w->next_offset == w->length) {
 		t->flags |= MR_FLAG_LAST;
-		w->last_psn = c->snd_nxt;
+		w->last_psn = mrc_psn_add(c->snd_nxt, span - 1);
 		w->packetized = 1;
 		c->sq_pkt++;
 	}
 	*psn_out = c->snd_nxt;
-	c->snd_nxt = mrc_psn_add(c->snd_nxt, 1);
+	c->snd_nxt = mrc_psn_add(c->snd_nxt, span);
 	return 0;
 }
 

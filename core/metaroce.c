@@ -10,6 +10,34 @@
 #define MR_DATA_LEN	(MR_HDR_LEN + 24)
 #define MR_ACK_LEN	(MR_HDR_LEN + 20)
 #define MR_RANGE_LEN	8
+#define MR_IMM_LEN	8
+#define MR_ATOMIC_LEN	16
+
+/* Wire opcode of a send WR's packets (MR-WIRE-009). */
+static u8 mrc_wire_opcode(u32 op)
+{
+	switch (op) {
+	case MRC_OP_SEND:			return MR_OPC_SEND;
+	case MRC_OP_RDMA_WRITE:			return MR_OPC_WRITE;
+	case MRC_OP_SEND_WITH_IMM:		return MR_OPC_SEND_IMM;
+	case MRC_OP_RDMA_WRITE_WITH_IMM:	return MR_OPC_WRITE_IMM;
+	case MRC_OP_RDMA_READ:			return MR_OPC_READ_REQ;
+	case MRC_OP_ATOMIC_CMP_AND_SWP:		return MR_OPC_CMP_SWAP;
+	case MRC_OP_ATOMIC_FETCH_AND_ADD:	return MR_OPC_FETCH_ADD;
+	case MRC_OP_INT_READ_RESP:		return MR_OPC_READ_RESP;
+	default:				return MR_OPC_ATOMIC_RESP;
+	}
+}
+
+/* Header bytes before the payload of a data-class packet. */
+static u32 mrc_data_hlen(u8 wire_op)
+{
+	if (wire_op == MR_OPC_SEND_IMM || wire_op == MR_OPC_WRITE_IMM)
+		return MR_DATA_LEN + MR_IMM_LEN;
+	if (wire_op == MR_OPC_CMP_SWAP || wire_op == MR_OPC_FETCH_ADD)
+		return MR_DATA_LEN + MR_ATOMIC_LEN;
+	return MR_DATA_LEN;
+}
 
 static u32 mrc_cwnd_pkts(const struct mrc_path *p)
 {
@@ -293,26 +321,60 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 	struct mrc_swqe *w = &c->sq[t->sq_idx];
 	struct mrc_path *p = &c->path[path];
 	u32 was_lost = t->state == MRC_TXP_LOST;
-	u8 flags = t->flags;
+	u8 flags = t->flags, op = mrc_wire_opcode(w->opcode);
+	u32 hlen = mrc_data_hlen(op), rkey_ssn = w->rkey;
+	u64 raddr = w->raddr;
 	int ret;
 
-	if ((size_t)MR_DATA_LEN + t->len + MR_CRC_LEN > cap)
+	if ((size_t)hlen + t->len + MR_CRC_LEN > cap)
 		return -ENOBUFS;
 	/* Resends and the last packet we have ask for an ACK at once. */
 	if (was_lost)
 		flags |= MR_FLAG_RETX | MR_FLAG_ACK_REQ;
 	if (c->sq_pkt == c->sq_tail && c->lost_count == was_lost)
 		flags |= MR_FLAG_ACK_REQ;
-	mrc_put_hdr(c, b, w->opcode == MRC_OP_SEND ? MR_OPC_SEND : MR_OPC_WRITE,
-		    flags, path, psn, now);
+	mrc_put_hdr(c, b, op, flags, path, psn, now);
+	if (op == MR_OPC_SEND || op == MR_OPC_SEND_IMM) {
+		rkey_ssn = w->ssn;
+		raddr = 0;
+	} else if (mrc_op_internal(w->opcode)) {
+		rkey_ssn = 0;	/* responses name the request by msg_id */
+		raddr = 0;
+	}
 	mrc_put_be32(b + 16, w->msg_id);
 	mrc_put_be32(b + 20, t->offset);
 	mrc_put_be32(b + 24, w->length);
-	mrc_put_be32(b + 28, w->opcode == MRC_OP_SEND ? w->ssn : w->rkey);
-	mrc_put_be64(b + 32, w->opcode == MRC_OP_SEND ? 0 : w->raddr);
-	if (t->len) {
-		ret = c->cb.read_payload(c->user, w->wr_id, t->offset,
-					 b + MR_DATA_LEN, t->len);
+	mrc_put_be32(b + 28, rkey_ssn);
+	mrc_put_be64(b + 32, raddr);
+	if (hlen == MR_DATA_LEN + MR_IMM_LEN) {
+		mrc_put_be32(b + MR_DATA_LEN, w->imm);
+		mrc_put_be32(b + MR_DATA_LEN + 4, w->ssn);
+	} else if (hlen == MR_DATA_LEN + MR_ATOMIC_LEN) {
+		mrc_put_be64(b + MR_DATA_LEN, op == MR_OPC_CMP_SWAP ? w->swap :
+			     w->compare_add);
+		mrc_put_be64(b + MR_DATA_LEN + 8, op == MR_OPC_CMP_SWAP ?
+			     w->compare_add : 0);
+	}
+	if (w->opcode == MRC_OP_INT_ATOMIC_RESP) {
+		mrc_put_be64(b + hlen, w->compare_add);
+	} else if (t->len) {
+		if (w->opcode == MRC_OP_INT_READ_RESP)
+			ret = c->cb.read_remote(c->user, w->rkey,
+						w->raddr + t->offset, b + hlen,
+						t->len);
+		else
+			ret = c->cb.read_payload(c->user, w->wr_id, t->offset,
+						 b + hlen, t->len);
+		if (ret && w->opcode == MRC_OP_INT_READ_RESP) {
+			/* memory gone since the request was checked */
+			c->ack_syndrome = mrc_rerr_kind(ret) == MRC_RERR_OP ?
+					  MR_ACK_REM_OP : MR_ACK_REM_ACCESS;
+			c->ack_nak_psn = w->req_psn;
+			mrc_schedule_ack(c, path, 1, now);
+			mrc_conn_fail(c, MRC_WC_WR_FLUSH_ERR,
+				      MRC_WC_WR_FLUSH_ERR);
+			return 0;
+		}
 		if (ret) {
 			/* Keep the packet owed: it is retried later. */
 			if (t->state != MRC_TXP_LOST) {
@@ -342,7 +404,7 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 		c->tlp_out = 0;		/* a new tail (MR-LOSS-010) */
 	p->st.tx_data++;
 	c->st.tx_data++;
-	return mrc_finish_packet(b, MR_DATA_LEN + t->len, cap);
+	return mrc_finish_packet(b, hlen + t->len, cap);
 }
 
 static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
@@ -545,7 +607,8 @@ static void mrc_handle_rnr(struct mrc_conn *c, u32 nak_psn, u64 now)
 		struct mrc_tx_pkt *u = mrc_txp(c, psn);
 		struct mrc_swqe *v = &c->sq[u->sq_idx];
 
-		if (u->state != MRC_TXP_INFLIGHT || v->opcode != MRC_OP_SEND ||
+		if (u->state != MRC_TXP_INFLIGHT ||
+		    !mrc_op_consumes_recv(v->opcode) ||
 		    (int)(v->ssn - ssn) < 0)
 			continue;
 		mrc_mark_lost(c, u, c->rnr_until_ns, 0, 0, now);
@@ -595,7 +658,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 	u32 outstanding = mrc_psn_diff(c->snd_nxt, c->snd_una);
 
 	if (n > MR_MAX_SACK_RANGES || len != MR_ACK_LEN + n * MR_RANGE_LEN ||
-	    syndrome > MR_ACK_INV_REQ) {
+	    syndrome > MR_ACK_REM_OP) {
 		c->st.rx_malformed++;
 		return -EPROTO;
 	}
@@ -649,35 +712,156 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 	mrc_complete_sends(c);
 	if ((aflags & MR_ACK_F_DSACK) && syndrome == MR_ACK_OK)
 		mrc_dsack(c, nak_psn);
-	if (syndrome != MR_ACK_OK && mrc_in_flight_psn(c, nak_psn)) {
-		if (syndrome == MR_ACK_RNR)
-			mrc_handle_rnr(c, nak_psn, now);
-		else
-			mrc_conn_fail(c, syndrome == MR_ACK_REM_ACCESS ?
-				      MRC_WC_REM_ACCESS_ERR :
-				      MRC_WC_REM_INV_REQ_ERR,
-				      MRC_WC_WR_FLUSH_ERR);
+	if (syndrome == MR_ACK_RNR && mrc_in_flight_psn(c, nak_psn)) {
+		mrc_handle_rnr(c, nak_psn, now);
+	} else if (syndrome != MR_ACK_OK &&
+		   (mrc_in_flight_psn(c, nak_psn) ||
+		    mrc_rd_find_psn(c, nak_psn))) {
+		/* a READ/atomic may be refused after its request was acked */
+		mrc_conn_fail(c, syndrome == MR_ACK_REM_ACCESS ?
+			      MRC_WC_REM_ACCESS_ERR :
+			      syndrome == MR_ACK_REM_OP ? MRC_WC_REM_OP_ERR :
+			      MRC_WC_REM_INV_REQ_ERR, MRC_WC_WR_FLUSH_ERR);
 	}
 	mrc_detect_lost(c, now);
 	return 0;
 }
 
+/* Answer the packet at psn with a NAK of syndrome and fail the QP. */
+static void mrc_nak_fail(struct mrc_conn *c, u8 syndrome, u32 psn,
+			 unsigned int path, u64 now)
+{
+	c->ack_syndrome = syndrome;
+	c->ack_nak_psn = psn;
+	mrc_schedule_ack(c, path, 1, now);
+	mrc_conn_fail(c, MRC_WC_WR_FLUSH_ERR, MRC_WC_WR_FLUSH_ERR);
+}
+
+static u8 mrc_rerr_syndrome(int err)
+{
+	switch (mrc_rerr_kind(err)) {
+	case MRC_RERR_ACCESS:
+		return MR_ACK_REM_ACCESS;
+	case MRC_RERR_INV_REQ:
+		return MR_ACK_INV_REQ;
+	default:
+		return MR_ACK_REM_OP;
+	}
+}
+
+static int mrc_wire_request(u8 op)
+{
+	return op == MR_OPC_READ_REQ || op == MR_OPC_CMP_SWAP ||
+	       op == MR_OPC_FETCH_ADD;
+}
+
+/*
+ * Responder side of READ and atomics (MR-OPS-002/003): the request was
+ * accepted once (PSN dedupe); the response becomes a reliable message of
+ * our own send stream.  Returns 1 if the packet is accepted, 0 if it is
+ * dropped unaccepted (no response slot: the requester resends it) or
+ * refused with a NAK.
+ */
+static int mrc_recv_request(struct mrc_conn *c, const u8 *b, u32 psn,
+			    unsigned int path, u64 now)
+{
+	u32 msg_id = mrc_get_be32(b + 16), msg_len = mrc_get_be32(b + 24);
+	u32 rkey = mrc_get_be32(b + 28);
+	u64 raddr = mrc_get_be64(b + 32), orig = 0;
+	int ret;
+
+	if (c->resp_queued >= MRC_MAX_RESP) {
+		c->st.rx_no_resp_slot++;
+		return 0;
+	}
+	if (b[1] == MR_OPC_READ_REQ) {
+		ret = mrc_check_read(c, rkey, raddr, msg_len);
+		if (!ret) {
+			mrc_queue_response(c, MRC_OP_INT_READ_RESP, msg_id,
+					   rkey, raddr, msg_len, 0, psn);
+			c->st.reads_answered++;
+			return 1;
+		}
+	} else {
+		u64 swap_add = mrc_get_be64(b + MR_DATA_LEN);
+		u64 compare = mrc_get_be64(b + MR_DATA_LEN + 8);
+
+		ret = b[1] == MR_OPC_CMP_SWAP ?
+		      mrc_do_atomic(c, MRC_OP_ATOMIC_CMP_AND_SWP, rkey, raddr,
+				    compare, swap_add, &orig) :
+		      mrc_do_atomic(c, MRC_OP_ATOMIC_FETCH_AND_ADD, rkey, raddr,
+				    swap_add, 0, &orig);
+		if (!ret) {
+			mrc_queue_response(c, MRC_OP_INT_ATOMIC_RESP, msg_id,
+					   0, 0, 8, orig, psn);
+			return 1;
+		}
+	}
+	c->st.rx_place_err++;
+	mrc_nak_fail(c, mrc_rerr_syndrome(ret), psn, path, now);
+	return 0;
+}
+
+/*
+ * A receive-consuming message (SEND, SEND/WRITE with immediate) names its
+ * receive by SSN (MR-ORDER-004, MR-OPS-005).  Returns the receive, or NULL
+ * after answering RNR / failing on a length error.
+ */
+static struct mrc_rwqe *mrc_match_recv(struct mrc_conn *c, u8 op, u32 ssn,
+				       u32 msg_len, u32 psn,
+				       unsigned int path, u64 now)
+{
+	u32 idx = ssn - c->rq_base_ssn;
+	struct mrc_rwqe *r;
+
+	if (idx >= c->rq_tail - c->rq_head) {
+		c->st.rx_no_recv_wr++;
+		c->ack_syndrome = MR_ACK_RNR;
+		c->ack_nak_psn = psn;
+		mrc_schedule_ack(c, path, 1, now);
+		return NULL;
+	}
+	r = &c->rq[(c->rq_head + idx) % MRC_MAX_RQ];
+	if (op != MR_OPC_WRITE_IMM && msg_len > r->length) {
+		c->ack_syndrome = MR_ACK_INV_REQ;
+		c->ack_nak_psn = psn;
+		mrc_schedule_ack(c, path, 1, now);
+		/* Earlier receives are flushed, this one failed. */
+		for (; idx; idx--, c->rq_head++) {
+			r = &c->rq[c->rq_head % MRC_MAX_RQ];
+			mrc_push_cqe(c, r->wr_id, 0, MRC_OP_RECV,
+				     MRC_WC_WR_FLUSH_ERR);
+		}
+		mrc_conn_fail(c, MRC_WC_WR_FLUSH_ERR, MRC_WC_LOC_LEN_ERR);
+		return NULL;
+	}
+	return r;
+}
+
 static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 			 unsigned int path, int ce, u64 now)
 {
+	u8 op = b[1], flags = b[2];
+	u32 hlen = mrc_data_hlen(op);
 	u32 psn = mrc_get_be32(b + 8);
 	u32 off = mrc_get_be32(b + 20);
 	u32 msg_len = mrc_get_be32(b + 24);
 	u32 rkey_ssn = mrc_get_be32(b + 28);
-	u32 plen = len - MR_DATA_LEN, d;
-	u8 flags = b[2];
-	const u8 *payload = b + MR_DATA_LEN;
+	u32 plen = len - hlen, d;
+	const u8 *payload = b + hlen;
+	int request = mrc_wire_request(op);
 	int first = off == 0;
-	int last = (u64)off + plen == msg_len;
+	int last = request || (u64)off + plen == msg_len;
+	struct mrc_swqe *w = NULL;
+	struct mrc_rwqe *r = NULL;
 
-	if (len < MR_DATA_LEN || plen > c->cfg.mtu || psn & ~MRC_PSN_MASK ||
-	    (u64)off + plen > msg_len || first != !!(flags & MR_FLAG_FIRST) ||
-	    last != !!(flags & MR_FLAG_LAST)) {
+	if (len < hlen || plen > c->cfg.mtu || psn & ~MRC_PSN_MASK ||
+	    (!request && (u64)off + plen > msg_len) ||
+	    (request && (plen || off)) ||
+	    first != !!(flags & MR_FLAG_FIRST) ||
+	    last != !!(flags & MR_FLAG_LAST) ||
+	    ((op == MR_OPC_CMP_SWAP || op == MR_OPC_FETCH_ADD ||
+	      op == MR_OPC_ATOMIC_RESP) && msg_len != 8)) {
 		c->st.rx_malformed++;
 		return -EPROTO;
 	}
@@ -691,7 +875,10 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 		c->ack_flags |= MR_ACK_F_ECE;
 	d = mrc_psn_diff(psn, c->rcv_nxt);
 	if (d >= MRC_PSN_HALF || (d < MRC_MAX_WINDOW && mrc_rx_test(c, psn))) {
-		/* Already placed (MR-LOSS-008): re-ACK so the sender learns. */
+		/*
+		 * Already placed (MR-LOSS-008): re-ACK so the sender learns.
+		 * A request is never executed twice (MR-OPS-003).
+		 */
 		c->st.rx_dup++;
 		if (c->ack_syndrome == MR_ACK_OK &&
 		    !(c->ack_flags & MR_ACK_F_DSACK)) {
@@ -705,55 +892,70 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 		c->st.rx_out_of_window++;
 		return -ERANGE;
 	}
-	if (b[1] == MR_OPC_SEND) {
-		u32 idx = rkey_ssn - c->rq_base_ssn;
-		struct mrc_rwqe *r;
-
-		if (idx >= c->rq_tail - c->rq_head) {
-			c->st.rx_no_recv_wr++;
-			c->ack_syndrome = MR_ACK_RNR;
-			c->ack_nak_psn = psn;
-			mrc_schedule_ack(c, path, 1, now);
-			return 0;
+	if (op == MR_OPC_READ_RESP || op == MR_OPC_ATOMIC_RESP) {
+		/* The answer to one of our READ/atomic WRs in progress. */
+		w = mrc_rd_find_msg(c, mrc_get_be32(b + 16));
+		if (!w || w->length != msg_len ||
+		    (w->opcode == MRC_OP_RDMA_READ) != (op == MR_OPC_READ_RESP)) {
+			c->st.rx_malformed++;
+			return -EPROTO;
 		}
-		r = &c->rq[(c->rq_head + idx) % MRC_MAX_RQ];
-		if (msg_len > r->length) {
-			c->ack_syndrome = MR_ACK_INV_REQ;
-			c->ack_nak_psn = psn;
-			mrc_schedule_ack(c, path, 1, now);
-			/* Earlier receives are flushed, this one failed. */
-			for (; idx; idx--, c->rq_head++) {
-				r = &c->rq[c->rq_head % MRC_MAX_RQ];
-				mrc_push_cqe(c, r->wr_id, 0, MRC_OP_RECV,
-					     MRC_WC_WR_FLUSH_ERR);
-			}
-			mrc_conn_fail(c, MRC_WC_WR_FLUSH_ERR,
-				      MRC_WC_LOC_LEN_ERR);
+	}
+	switch (op) {
+	case MR_OPC_SEND:
+	case MR_OPC_SEND_IMM:
+	case MR_OPC_WRITE_IMM:
+		r = mrc_match_recv(c, op, op == MR_OPC_WRITE_IMM ?
+				   mrc_get_be32(b + MR_DATA_LEN + 4) : rkey_ssn,
+				   msg_len, psn, path, now);
+		if (!r)
 			return 0;
-		}
+		if (op == MR_OPC_WRITE_IMM)
+			goto write;
 		if (plen && c->cb.place_send(c->user, r->wr_id, off, payload,
 					     plen)) {
 			c->st.rx_place_err++;
 			return -EFAULT;
 		}
-		if (last) {
-			r->last_psn = psn;
-			r->msg_len = msg_len;
-			r->has_last = 1;
-		}
-	} else if (plen) {
-		u64 raddr = mrc_get_be64(b + 32) + off;
-
-		if (c->cb.place_write(c->user, rkey_ssn, raddr, payload,
-				      plen)) {
+		break;
+	case MR_OPC_WRITE:
+write:
+		if (plen && c->cb.place_write(c->user, rkey_ssn,
+					      mrc_get_be64(b + 32) + off,
+					      payload, plen)) {
 			c->st.rx_place_err++;
-			c->ack_syndrome = MR_ACK_REM_ACCESS;
-			c->ack_nak_psn = psn;
-			mrc_schedule_ack(c, path, 1, now);
-			mrc_conn_fail(c, MRC_WC_WR_FLUSH_ERR,
-				      MRC_WC_WR_FLUSH_ERR);
+			mrc_nak_fail(c, MR_ACK_REM_ACCESS, psn, path, now);
 			return 0;
 		}
+		break;
+	case MR_OPC_READ_REQ:
+	case MR_OPC_CMP_SWAP:
+	case MR_OPC_FETCH_ADD:
+		if (!mrc_recv_request(c, b, psn, path, now))
+			return 0;
+		break;
+	case MR_OPC_READ_RESP:
+		if (mrc_place_response(c, w, off, payload, plen))
+			return 0;
+		break;
+	default: {	/* MR_OPC_ATOMIC_RESP */
+		u64 orig = mrc_get_be64(payload);
+
+		if (plen != 8 ||
+		    mrc_place_response(c, w, 0, (const u8 *)&orig, 8))
+			return 0;
+	}
+	}
+	if (r && last) {
+		r->last_psn = psn;
+		r->msg_len = msg_len;
+		r->has_last = 1;
+		if (op != MR_OPC_SEND) {
+			r->imm = mrc_get_be32(b + MR_DATA_LEN);
+			r->wc_flags = MRC_WC_F_IMM;
+		}
+		if (op == MR_OPC_WRITE_IMM)
+			r->opcode = MRC_OP_RECV_RDMA_WITH_IMM;
 	}
 	c->st.rx_data++;
 	c->path[path].st.rx_packets++;
@@ -767,6 +969,8 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 		c->rcv_nxt = mrc_psn_add(c->rcv_nxt, 1);
 	}
 	mrc_complete_recvs(c);
+	if (w)
+		mrc_complete_sends(c);
 	/* The requester's tail is complete here: MR-LOSS-012. */
 	if (c->rx_tail_ackreq && c->rcv_nxt == c->rcv_high)
 		mrc_schedule_final_ack(c, path, now);
@@ -794,6 +998,13 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 	switch (b[1]) {
 	case MR_OPC_SEND:
 	case MR_OPC_WRITE:
+	case MR_OPC_SEND_IMM:
+	case MR_OPC_WRITE_IMM:
+	case MR_OPC_READ_REQ:
+	case MR_OPC_READ_RESP:
+	case MR_OPC_CMP_SWAP:
+	case MR_OPC_FETCH_ADD:
+	case MR_OPC_ATOMIC_RESP:
 		return mrc_recv_data(c, b, len, path, rx_flags & MRC_RX_CE, now);
 	case MR_OPC_ACK:
 		if (len < MR_ACK_LEN)

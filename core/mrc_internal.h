@@ -24,6 +24,48 @@
 #define MRC_MAX_PTO_SHIFT	16	/* cap of the exponential backoff */
 #define MRC_RNR_INFINITE	7
 #define MRC_CQ_DEPTH		(MRC_MAX_SQ + MRC_MAX_RQ)
+/*
+ * Send queue ring: the caller's WRs plus the responses a MetaRoCE
+ * responder queues in its own send stream (MR-OPS-002); a power of two so
+ * that the free-running u32 indexes wrap cleanly.
+ */
+#define MRC_SQ_RING		256
+#if MRC_SQ_RING < MRC_MAX_SQ + MRC_MAX_RESP
+#error "MRC_SQ_RING too small"
+#endif
+
+/* Internal send WR opcodes: MetaRoCE responses, never completed to users. */
+#define MRC_OP_INT_READ_RESP	0x40
+#define MRC_OP_INT_ATOMIC_RESP	0x41
+
+static inline int mrc_op_internal(u32 op)
+{
+	return op >= MRC_OP_INT_READ_RESP;
+}
+
+/* The message consumes a receive WR at the responder (MR-OPS-005). */
+static inline int mrc_op_consumes_recv(u32 op)
+{
+	return op == MRC_OP_SEND || op == MRC_OP_SEND_WITH_IMM ||
+	       op == MRC_OP_RDMA_WRITE_WITH_IMM;
+}
+
+static inline int mrc_op_atomic(u32 op)
+{
+	return op == MRC_OP_ATOMIC_CMP_AND_SWP ||
+	       op == MRC_OP_ATOMIC_FETCH_AND_ADD;
+}
+
+/* The WR completes only with a response (MR-OPS-001, MR-OPS-003). */
+static inline int mrc_op_rd_atomic(u32 op)
+{
+	return op == MRC_OP_RDMA_READ || mrc_op_atomic(op);
+}
+
+static inline int mrc_op_write(u32 op)
+{
+	return op == MRC_OP_RDMA_WRITE || op == MRC_OP_RDMA_WRITE_WITH_IMM;
+}
 
 /* 24-bit PSN arithmetic (MR-CONN-003). */
 static inline u32 mrc_psn_add(u32 psn, u32 n)
@@ -73,16 +115,22 @@ struct mrc_tx_pkt {
 struct mrc_swqe {
 	u64 wr_id;
 	u64 raddr;
-	u32 opcode;
+	u64 compare_add;	/* atomics; INT_ATOMIC_RESP: original value */
+	u64 swap;
+	u32 opcode;		/* enum mrc_opcode or MRC_OP_INT_* */
 	u32 length;
 	u32 rkey;
-	u32 msg_id;
-	u32 ssn;		/* SEND sequence number (SENDs only) */
+	u32 msg_id;		/* INT_*: the requester's msg_id answered */
+	u32 ssn;		/* receive-consuming messages only */
+	u32 imm;
 	u32 first_psn;
 	u32 last_psn;
 	u32 next_offset;	/* bytes already packetized */
+	u32 resp_bytes;		/* READ/atomic: response bytes placed */
+	u32 req_psn;		/* INT_*: PSN of the request (peer's space) */
 	u8 packetized;		/* every packet has a PSN */
 	u8 rnr_count;
+	u8 resp_done;		/* READ/atomic: the whole response is placed */
 };
 
 struct mrc_rwqe {
@@ -90,7 +138,27 @@ struct mrc_rwqe {
 	u32 length;
 	u32 msg_len;		/* from the data header */
 	u32 last_psn;		/* PSN of the LAST packet, once seen */
+	u32 imm;
 	u8 has_last;
+	u8 opcode;		/* MRC_OP_RECV or MRC_OP_RECV_RDMA_WITH_IMM */
+	u8 wc_flags;		/* MRC_WC_F_IMM */
+};
+
+/*
+ * RoCEv2 responder resource of one READ or atomic (IBTA: the responder's
+ * RDMA READ / atomic resources): what to (re)send for its PSN range.
+ */
+struct mrc_rsp {
+	u64 va;			/* READ: address of first_psn's data */
+	u64 orig;		/* atomic: the original value, sent again */
+	u32 rkey;
+	u32 length;		/* READ: bytes from first_psn on */
+	u32 first_psn;
+	u32 last_psn;
+	u32 next_psn;		/* next response PSN to send */
+	u32 issue_psn;		/* where the latest (re)issue started */
+	u8 atomic;
+	u8 pending;		/* next_psn..last_psn still to send */
 };
 
 struct mrc_path {
@@ -141,6 +209,13 @@ struct mrc_conn {
 	u32 sq_unpolled;	/* posted WRs whose completion is unpolled */
 	u32 gbn_retries;	/* ROCEV2: timeouts without progress */
 	u32 gbn_rnr_retries;
+	u32 user_posted;	/* caller's send WRs ever posted */
+	u32 rd_head;		/* READ/atomic WRs in progress: sq indexes */
+	u32 rd_tail;
+	u32 rd_sq[MRC_MAX_RD_ATOMIC];
+	u32 resp_queued;	/* MetaRoCE responses in the send queue */
+	u32 gbn_read_retry_psn;	/* ROCEV2: READ re-issued from this PSN */
+	u8 gbn_read_retry;	/* gbn_read_retry_psn is valid */
 	u64 loss_time_ns;	/* earliest time-threshold loss, or U64_MAX */
 	u64 rnr_until_ns;	/* no data before this time */
 	u64 gbn_timer_ns;	/* ROCEV2: retransmission deadline */
@@ -148,7 +223,7 @@ struct mrc_conn {
 	u8 last_send_path;
 	u8 tlp_out;		/* a tail loss probe is unanswered */
 	struct mrc_tx_pkt txw[MRC_MAX_WINDOW];
-	struct mrc_swqe sq[MRC_MAX_SQ];
+	struct mrc_swqe sq[MRC_SQ_RING];
 
 	/* ---- responder (receiver) ---- */
 	u32 rcv_nxt;		/* every PSN before this is received */
@@ -161,6 +236,9 @@ struct mrc_conn {
 	u32 rx_offset;		/* ROCEV2: next byte of the current message */
 	u32 rx_rkey;		/* ROCEV2: current WRITE */
 	u64 rx_va;
+	u32 rsp_head;		/* ROCEV2: responder resources, oldest */
+	u32 rsp_tail;
+	struct mrc_rsp rsp[MRC_MAX_RD_ATOMIC];
 	u8 rx_in_msg;		/* ROCEV2: 0, or MRC_OP_SEND+1 / WRITE+1 */
 	u8 nak_sent;		/* ROCEV2: sequence NAK outstanding */
 	u8 rx_tail_ackreq;	/* PSN rcv_high - 1 asked for an ACK */
@@ -221,8 +299,25 @@ static inline void mrc_rx_set(struct mrc_conn *c, u32 psn, int on)
 }
 
 /* conn.c: shared by both modes */
-void mrc_push_cqe(struct mrc_conn *c, u64 wr_id, u32 len, u8 opcode,
-		  u8 status);
+struct mrc_completion *mrc_push_cqe(struct mrc_conn *c, u64 wr_id, u32 len,
+				    u8 opcode, u8 status);
+struct mrc_swqe *mrc_rd_find_msg(struct mrc_conn *c, u32 msg_id);
+struct mrc_swqe *mrc_rd_find_psn(struct mrc_conn *c, u32 psn);
+struct mrc_swqe *mrc_rd_oldest(struct mrc_conn *c);
+int mrc_place_response(struct mrc_conn *c, struct mrc_swqe *w, u32 off,
+		       const u8 *src, u32 len);
+int mrc_queue_response(struct mrc_conn *c, u32 opcode, u32 msg_id,
+		       u32 rkey, u64 raddr, u32 len, u64 orig, u32 req_psn);
+/* What a responder-side failure is answered with (MR-OPS-006). */
+enum mrc_rerr {
+	MRC_RERR_ACCESS,	/* bad rkey, range or access rights */
+	MRC_RERR_INV_REQ,	/* unsupported or misaligned request */
+	MRC_RERR_OP,		/* the operation failed otherwise */
+};
+int mrc_rerr_kind(int err);
+int mrc_check_read(struct mrc_conn *c, u32 rkey, u64 raddr, u32 len);
+int mrc_do_atomic(struct mrc_conn *c, u32 op, u32 rkey, u64 raddr,
+		  u64 compare_add, u64 swap, u64 *orig);
 void mrc_conn_fail(struct mrc_conn *c, u8 send_status, u8 recv_status);
 void mrc_complete_sends(struct mrc_conn *c);
 void mrc_complete_recvs(struct mrc_conn *c);

@@ -59,6 +59,8 @@ extern "C" {
 #define MRC_MAX_WINDOW		512	/* packets in flight / receive window */
 #define MRC_MAX_SQ		128	/* outstanding send WRs */
 #define MRC_MAX_RQ		128	/* posted receive WRs */
+#define MRC_MAX_RD_ATOMIC	16	/* requester: READ/atomic WRs in progress */
+#define MRC_MAX_RESP		32	/* responder: READ/atomic responses queued */
 #define MRC_MIN_MTU		256
 #define MRC_MAX_MTU		4096
 
@@ -80,15 +82,23 @@ enum mrc_opcode {
 	MRC_OP_SEND = 0,
 	MRC_OP_RDMA_WRITE = 1,
 	MRC_OP_RECV = 2,	/* completions only */
+	MRC_OP_SEND_WITH_IMM = 3,	/* consumes a receive WR */
+	MRC_OP_RDMA_WRITE_WITH_IMM = 4,	/* consumes a receive WR */
+	MRC_OP_RDMA_READ = 5,
+	MRC_OP_ATOMIC_CMP_AND_SWP = 6,
+	MRC_OP_ATOMIC_FETCH_AND_ADD = 7,
+	MRC_OP_RECV_RDMA_WITH_IMM = 8,	/* completions only */
 };
 
 /* Completion status; values equal enum ibv_wc_status. */
 enum mrc_wc_status {
 	MRC_WC_SUCCESS = 0,
 	MRC_WC_LOC_LEN_ERR = 1,
+	MRC_WC_LOC_PROT_ERR = 4,	/* place_read refused READ/atomic data */
 	MRC_WC_WR_FLUSH_ERR = 5,
 	MRC_WC_REM_INV_REQ_ERR = 9,
 	MRC_WC_REM_ACCESS_ERR = 10,
+	MRC_WC_REM_OP_ERR = 11,	/* responder failed an operation it accepted */
 	MRC_WC_RETRY_EXC_ERR = 12,
 	MRC_WC_RNR_RETRY_EXC_ERR = 13,
 };
@@ -151,21 +161,66 @@ struct mrc_callbacks {
 	 */
 	int (*place_write)(void *user, uint32_t rkey, uint64_t raddr,
 			   const void *src, uint32_t len);
+
+	/*
+	 * Optional (MR-OPS-*): a connection without them answers READ and
+	 * atomic requests with an invalid-request NAK, and refuses to post
+	 * READ/atomic WRs (-EOPNOTSUPP).
+	 *
+	 * Responder: copy len bytes at raddr under rkey into dst for a READ
+	 * response.  Called once with dst NULL when the request is accepted,
+	 * to check rkey, range and remote-read access of the whole request
+	 * (nothing copied), then per response packet.  -EACCES/-EFAULT/
+	 * -EINVAL mean a remote access error, anything else a remote
+	 * operational error.
+	 */
+	int (*read_remote)(void *user, uint32_t rkey, uint64_t raddr,
+			   void *dst, uint32_t len);
+	/*
+	 * Requester: place len bytes of READ response data at offset of the
+	 * local buffer of send WR wr_id; for an atomic, the 8-byte original
+	 * value (host byte order) at offset 0.  An error completes the WR with
+	 * MRC_WC_LOC_PROT_ERR.
+	 */
+	int (*place_read)(void *user, uint64_t wr_id, uint32_t offset,
+			  const void *src, uint32_t len);
+	/*
+	 * Responder: perform atomic opcode (MRC_OP_ATOMIC_*) on the 8 bytes
+	 * at raddr (8-byte aligned, checked by the core) under rkey, as one
+	 * indivisible step, and store the original value in *orig.  Called
+	 * exactly once per accepted request.  Errors as read_remote; on an
+	 * error memory must be left untouched.
+	 */
+	int (*atomic)(void *user, uint32_t opcode, uint32_t rkey,
+		      uint64_t raddr, uint64_t compare_add, uint64_t swap,
+		      uint64_t *orig);
 };
 
 struct mrc_send_wr {
 	uint64_t wr_id;
-	uint32_t opcode;	/* MRC_OP_SEND or MRC_OP_RDMA_WRITE */
-	uint32_t length;	/* bytes; payload comes from read_payload() */
-	uint32_t rkey;		/* RDMA WRITE only */
-	uint64_t remote_addr;	/* RDMA WRITE only */
+	uint32_t opcode;	/* enum mrc_opcode, not RECV* */
+	uint32_t length;	/* bytes (SEND/WRITE payload from read_payload(),
+				 * READ length); atomics: 8 */
+	uint32_t rkey;		/* WRITE, READ, atomics */
+	uint64_t remote_addr;	/* WRITE, READ, atomics (8-byte aligned) */
+	/* Added with MR-OPS-*: zero for SEND/RDMA_WRITE. */
+	uint32_t imm_data;	/* *_WITH_IMM: delivered in the peer's CQE */
+	uint32_t reserved;	/* must be 0 */
+	uint64_t compare_add;	/* CMP_AND_SWP: compare; FETCH_AND_ADD: add */
+	uint64_t swap;		/* CMP_AND_SWP only */
 };
+
+/* struct mrc_completion.wc_flags, values equal enum ibv_wc_flags. */
+#define MRC_WC_F_IMM		0x2	/* imm_data is valid */
 
 struct mrc_completion {
 	uint64_t wr_id;
-	uint32_t byte_len;	/* RECV: bytes received; others: WR length */
+	uint32_t byte_len;	/* RECV*: bytes received; others: WR length */
 	uint8_t opcode;		/* enum mrc_opcode */
 	uint8_t status;		/* enum mrc_wc_status */
+	uint8_t wc_flags;	/* MRC_WC_F_* */
+	uint8_t reserved;
+	uint32_t imm_data;	/* with MRC_WC_F_IMM */
 };
 
 struct mrc_path_stats {
@@ -213,6 +268,9 @@ struct mrc_conn_stats {
 	uint64_t spurious_retrans; /* retransmissions the peer reported dup */
 	uint64_t tlp_probes;	/* tail loss probes sent (MR-LOSS-010) */
 	uint64_t retrans_uncharged; /* lost on a failing path: not retry_cnt */
+	uint64_t rx_no_resp_slot; /* READ/atomic dropped: responses queue full */
+	uint64_t atomics_executed; /* responder: atomic callbacks run */
+	uint64_t reads_answered; /* responder: READ requests accepted */
 };
 
 struct mrc_conn;
@@ -227,7 +285,11 @@ size_t mrc_conn_size(void);
 int mrc_conn_init(struct mrc_conn *conn, const struct mrc_config *cfg,
 		  const struct mrc_callbacks *cb, void *user, uint64_t now);
 
-/* -ENOSPC: send queue full; -EINVAL: bad WR; -EIO: QP in error. */
+/*
+ * -ENOSPC: send queue full; -EINVAL: bad WR (unknown opcode, reserved
+ * set, atomic length not 8); -EOPNOTSUPP: READ/atomic without the
+ * optional callbacks; -EIO: QP in error.
+ */
 int mrc_post_send(struct mrc_conn *conn, const struct mrc_send_wr *wr,
 		  uint64_t now);
 

@@ -27,6 +27,13 @@
 enum mr_opcode {
 	MR_OPC_SEND = 0x01,		/* data of a SEND message */
 	MR_OPC_WRITE = 0x02,		/* data of an RDMA WRITE message */
+	MR_OPC_SEND_IMM = 0x03,		/* SEND with immediate: + mr_imm_ext */
+	MR_OPC_WRITE_IMM = 0x04,	/* WRITE with immediate: + mr_imm_ext */
+	MR_OPC_READ_REQ = 0x05,		/* RDMA READ request, no payload */
+	MR_OPC_READ_RESP = 0x06,	/* READ response data (responder's PSNs) */
+	MR_OPC_CMP_SWAP = 0x07,		/* atomic request: + mr_atomic_ext */
+	MR_OPC_FETCH_ADD = 0x08,	/* atomic request: + mr_atomic_ext */
+	MR_OPC_ATOMIC_RESP = 0x09,	/* original value, 8 bytes payload */
 	MR_OPC_ACK = 0x10,		/* cumulative ACK + SACK ranges */
 	MR_OPC_PROBE = 0x20,		/* path liveness probe */
 	MR_OPC_PROBE_REPLY = 0x21,
@@ -61,12 +68,25 @@ struct mr_data_ext {
 	__be64 raddr;		/* WRITE: remote address of offset 0 */
 };
 
+/* After mr_data_ext of MR_OPC_SEND_IMM / MR_OPC_WRITE_IMM, 8 bytes. */
+struct mr_imm_ext {
+	__be32 imm;		/* immediate data */
+	__be32 ssn;		/* send sequence number (receive matching) */
+};
+
+/* After mr_data_ext of MR_OPC_CMP_SWAP / MR_OPC_FETCH_ADD, 16 bytes. */
+struct mr_atomic_ext {
+	__be64 swap_add;	/* CMP_SWAP: swap; FETCH_ADD: add */
+	__be64 compare;		/* CMP_SWAP only */
+};
+
 /* ACK syndromes (struct mr_ack_ext.syndrome). */
 enum mr_ack_syndrome {
 	MR_ACK_OK = 0,
 	MR_ACK_RNR = 1,			/* no receive posted for nak_psn */
 	MR_ACK_REM_ACCESS = 2,		/* place_write refused nak_psn */
 	MR_ACK_INV_REQ = 3,		/* message longer than receive WR */
+	MR_ACK_REM_OP = 4,		/* responder failed nak_psn's operation */
 };
 
 #define MR_MAX_SACK_RANGES	16
@@ -97,6 +117,9 @@ struct mr_sack_range {
 #define MR_BTH_LEN		12
 #define MR_RETH_LEN		16
 #define MR_AETH_LEN		4
+#define MR_IMMDT_LEN		4
+#define MR_ATOMIC_ETH_LEN	28
+#define MR_ATOMIC_ACK_ETH_LEN	8
 
 enum mr_ib_opcode {
 	MR_IB_SEND_FIRST = 0x00,
@@ -106,8 +129,20 @@ enum mr_ib_opcode {
 	MR_IB_WRITE_FIRST = 0x06,
 	MR_IB_WRITE_MIDDLE = 0x07,
 	MR_IB_WRITE_LAST = 0x08,
+	MR_IB_SEND_LAST_IMM = 0x03,
+	MR_IB_SEND_ONLY_IMM = 0x05,
+	MR_IB_WRITE_LAST_IMM = 0x09,
 	MR_IB_WRITE_ONLY = 0x0a,
+	MR_IB_WRITE_ONLY_IMM = 0x0b,
+	MR_IB_READ_REQ = 0x0c,
+	MR_IB_READ_RESP_FIRST = 0x0d,
+	MR_IB_READ_RESP_MIDDLE = 0x0e,
+	MR_IB_READ_RESP_LAST = 0x0f,
+	MR_IB_READ_RESP_ONLY = 0x10,
 	MR_IB_ACK = 0x11,
+	MR_IB_ATOMIC_ACK = 0x12,
+	MR_IB_CMP_SWAP = 0x13,
+	MR_IB_FETCH_ADD = 0x14,
 };
 
 /* AETH syndrome byte: top 3 bits select the kind. */
@@ -117,6 +152,7 @@ enum mr_ib_opcode {
 #define MR_AETH_NAK_PSN_SEQ	0x00
 #define MR_AETH_NAK_INV_REQ	0x01
 #define MR_AETH_NAK_REM_ACCESS	0x02
+#define MR_AETH_NAK_REM_OP	0x03
 
 struct mr_bth {
 	__u8 opcode;

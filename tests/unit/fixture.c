@@ -26,6 +26,37 @@ uint8_t fx_byte(uint64_t seed, int ep, unsigned int msg, uint32_t off)
 	return (uint8_t)(fx_rand(&x) >> 56);
 }
 
+uint8_t fx_read_byte(const struct fx_ep *responder, unsigned int msg,
+		     uint32_t off)
+{
+	return fx_byte(responder->seed, responder->id + 2, msg, off);
+}
+
+uint64_t fx_atomic_init(const struct fx_ep *responder, unsigned int slot)
+{
+	uint64_t x = responder->seed ^ (slot * 0x9e37ull + responder->id);
+
+	return fx_rand(&x);
+}
+
+uint32_t fx_imm(const struct fx_ep *sender, unsigned int msg)
+{
+	return 0xa5000000u ^ (uint32_t)(sender->seed * 131 + msg * 17 +
+					(uint64_t)sender->id);
+}
+
+int fx_consumes_recv(uint32_t opcode)
+{
+	return opcode == MRC_OP_SEND || opcode == MRC_OP_SEND_WITH_IMM ||
+	       opcode == MRC_OP_RDMA_WRITE_WITH_IMM;
+}
+
+static int fx_is_atomic(uint32_t opcode)
+{
+	return opcode == MRC_OP_ATOMIC_CMP_AND_SWP ||
+	       opcode == MRC_OP_ATOMIC_FETCH_AND_ADD;
+}
+
 static int fx_read_payload(void *user, uint64_t wr_id, uint32_t off,
 			   void *dst, uint32_t len)
 {
@@ -76,25 +107,117 @@ static int fx_place_write(void *user, uint32_t rkey, uint64_t raddr,
 	return 0;
 }
 
+/* Responder: READ source memory is a pattern, region i per peer msg i. */
+static int fx_read_remote(void *user, uint32_t rkey, uint64_t raddr,
+			  void *dst, uint32_t len)
+{
+	struct fx_ep *e = user;
+	uint64_t idx = raddr / FX_MAX_MSG_LEN;
+	uint8_t *d = dst;
+	uint32_t i;
+
+	if (rkey != FX_RKEY)
+		return -13;
+	if (!len || raddr + len > sizeof(e->wmem) ||
+	    (raddr + len - 1) / FX_MAX_MSG_LEN != idx)
+		return -14;
+	if (!d)
+		return 0;
+	for (i = 0; i < len; i++)
+		d[i] = fx_read_byte(e, (unsigned int)idx,
+				    (uint32_t)(raddr % FX_MAX_MSG_LEN) + i);
+	return 0;
+}
+
+static int fx_place_read(void *user, uint64_t wr_id, uint32_t off,
+			 const void *src, uint32_t len)
+{
+	struct fx_ep *e = user;
+	struct fx_msg *m;
+
+	if (wr_id >= e->nmsgs) {
+		e->failures++;
+		return -22;
+	}
+	m = &e->msgs[wr_id];
+	if (fx_is_atomic(m->opcode)) {
+		if (off || len != 8) {
+			e->failures++;
+			return -22;
+		}
+		memcpy(&m->result, src, 8);
+	} else {
+		if (m->opcode != MRC_OP_RDMA_READ || off + len > m->len) {
+			e->failures++;
+			return -22;
+		}
+		memcpy(e->lbuf[wr_id] + off, src, len);
+	}
+	m->placed += len;
+	return 0;
+}
+
+static int fx_atomic(void *user, uint32_t opcode, uint32_t rkey,
+		     uint64_t raddr, uint64_t compare_add, uint64_t swap,
+		     uint64_t *orig)
+{
+	struct fx_ep *e = user;
+	uint64_t slot = (raddr - FX_ATOMIC_BASE) / 8, *v;
+
+	if (rkey != FX_RKEY)
+		return -13;
+	if (raddr < FX_ATOMIC_BASE || slot >= FX_MAX_MSGS || raddr & 7) {
+		e->failures++;	/* the core checks alignment itself */
+		return -14;
+	}
+	v = &e->amem[slot];
+	*orig = *v;
+	if (opcode == MRC_OP_ATOMIC_FETCH_AND_ADD)
+		*v += compare_add;
+	else if (*v == compare_add)
+		*v = swap;
+	e->aexec[slot]++;
+	return 0;
+}
+
 const struct mrc_callbacks fx_callbacks = {
 	.read_payload = fx_read_payload,
 	.place_send = fx_place_send,
 	.place_write = fx_place_write,
+	.read_remote = fx_read_remote,
+	.place_read = fx_place_read,
+	.atomic = fx_atomic,
 };
 
 static void fx_ep_init(struct fx *f, struct fx_ep *e, int id, unsigned int n)
 {
+	static const uint32_t all_ops[] = {
+		MRC_OP_SEND, MRC_OP_RDMA_WRITE, MRC_OP_SEND_WITH_IMM,
+		MRC_OP_RDMA_WRITE_WITH_IMM, MRC_OP_RDMA_READ, MRC_OP_RDMA_READ,
+		MRC_OP_ATOMIC_CMP_AND_SWP, MRC_OP_ATOMIC_FETCH_AND_ADD,
+	};
 	unsigned int i;
 
 	e->id = id;
 	e->seed = f->rng;
 	e->nmsgs = n;
 	e->recv_window = 8 + fx_below(&f->rng, 64);
+	for (i = 0; i < FX_MAX_MSGS; i++)
+		e->amem[i] = fx_atomic_init(e, i);
 	for (i = 0; i < n; i++) {
 		struct fx_msg *m = &e->msgs[i];
 
-		m->opcode = fx_below(&f->rng, 2) ? MRC_OP_SEND :
-						    MRC_OP_RDMA_WRITE;
+		if (f->net.all_opcodes)
+			m->opcode = all_ops[fx_below(&f->rng, 8)];
+		else
+			m->opcode = fx_below(&f->rng, 2) ? MRC_OP_SEND :
+							    MRC_OP_RDMA_WRITE;
+		if (fx_is_atomic(m->opcode)) {
+			m->len = 8;
+			m->compare_add = fx_rand(&f->rng);
+			m->swap = fx_rand(&f->rng);
+			continue;
+		}
 		/* lengths around packet boundaries are the interesting ones */
 		switch (fx_below(&f->rng, 4)) {
 		case 0:
@@ -110,6 +233,19 @@ static void fx_ep_init(struct fx *f, struct fx_ep *e, int id, unsigned int n)
 	}
 }
 
+/* Half the compare-and-swaps are set up to succeed. */
+static void fx_atomic_compares(struct fx_ep *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < e->nmsgs; i++) {
+		struct fx_msg *m = &e->msgs[i];
+
+		if (m->opcode == MRC_OP_ATOMIC_CMP_AND_SWP && (m->swap & 1))
+			m->compare_add = fx_atomic_init(e->peer, i);
+	}
+}
+
 void fx_init(struct fx *f, const struct mrc_config *cfg,
 	     const struct fx_net_cfg *net, uint64_t seed,
 	     unsigned int msgs_a, unsigned int msgs_b)
@@ -119,12 +255,14 @@ void fx_init(struct fx *f, const struct mrc_config *cfg,
 
 	memset(f, 0, offsetof(struct fx, q));
 	f->cfg = *cfg;
-	f->net = *net;
+	f->net = *net;	/* before fx_ep_init: all_opcodes */
 	f->rng = seed * 0x2545f4914f6cdd1dull + 1;
 	f->a.peer = &f->b;
 	f->b.peer = &f->a;
 	fx_ep_init(f, &f->a, 0, msgs_a);
 	fx_ep_init(f, &f->b, 1, msgs_b);
+	fx_atomic_compares(&f->a);
+	fx_atomic_compares(&f->b);
 	r = fx_rand(&f->rng);
 	ca.local_qpn = 0x11;
 	ca.remote_qpn = 0x22;
@@ -237,7 +375,12 @@ void fx_post(struct fx *f, struct fx_ep *e)
 			.opcode = m->opcode,
 			.length = m->len,
 			.rkey = FX_RKEY,
-			.remote_addr = (uint64_t)e->posted * FX_MAX_MSG_LEN,
+			.remote_addr = fx_is_atomic(m->opcode) ?
+				FX_ATOMIC_BASE + (uint64_t)e->posted * 8 :
+				(uint64_t)e->posted * FX_MAX_MSG_LEN,
+			.imm_data = fx_imm(e, e->posted),
+			.compare_add = m->compare_add,
+			.swap = m->swap,
 		};
 
 		if (mrc_post_send(e->conn, &wr, f->now))
@@ -259,7 +402,7 @@ static void fx_map_recvs(struct fx_ep *e)
 	unsigned int i, n = 0;
 
 	for (i = 0; i < e->peer->nmsgs; i++)
-		if (e->peer->msgs[i].opcode == MRC_OP_SEND)
+		if (fx_consumes_recv(e->peer->msgs[i].opcode))
 			e->send_of_recv[n++] = i;
 	e->peer->nsends = n;
 }
@@ -280,17 +423,27 @@ void fx_poll(struct fx_ep *e)
 				e->first_err_status = wc.status;
 			continue;
 		}
-		if (wc.opcode == MRC_OP_RECV) {
+		if (wc.opcode == MRC_OP_RECV ||
+		    wc.opcode == MRC_OP_RECV_RDMA_WITH_IMM) {
+			unsigned int pi;
 			struct fx_msg *m;
+			int imm;
 
 			/* RC order: receives complete in posting order */
 			if (wc.wr_id != e->recv_done) {
 				e->failures++;
 				continue;
 			}
-			m = &e->peer->msgs[e->send_of_recv[e->recv_done]];
+			pi = e->send_of_recv[e->recv_done];
+			m = &e->peer->msgs[pi];
+			imm = m->opcode != MRC_OP_SEND;
+			/* immediate data and opcode as IBTA (MR-OPS-005) */
 			if (wc.byte_len != m->len || m->done_rx ||
-			    m->placed != m->len)
+			    m->placed != m->len ||
+			    (wc.opcode == MRC_OP_RECV_RDMA_WITH_IMM) !=
+			    (m->opcode == MRC_OP_RDMA_WRITE_WITH_IMM) ||
+			    !!(wc.wc_flags & MRC_WC_F_IMM) != imm ||
+			    (imm && wc.imm_data != fx_imm(e->peer, pi)))
 				e->failures++;
 			m->done_rx = 1;
 			e->recv_done++;
@@ -420,15 +573,39 @@ int fx_verify(struct fx *f)
 			const uint8_t *mem;
 			uint32_t o;
 
-			if (msg->opcode == MRC_OP_SEND)
-				mem = rx->rbuf[r++];
-			else
-				mem = rx->wmem + (size_t)m * FX_MAX_MSG_LEN;
 			/* exactly once: each byte placed once */
 			if (!msg->done_tx || msg->placed != msg->len)
 				bad++;
-			if (msg->opcode == MRC_OP_SEND && !msg->done_rx)
+			if (fx_consumes_recv(msg->opcode) && !msg->done_rx)
 				bad++;
+			if (fx_is_atomic(msg->opcode)) {
+				/* executed once, on the value it found */
+				uint64_t init = fx_atomic_init(rx, m), want;
+
+				want = msg->opcode == MRC_OP_ATOMIC_FETCH_AND_ADD ?
+				       init + msg->compare_add :
+				       init == msg->compare_add ? msg->swap : init;
+				if (rx->aexec[m] != 1 || msg->result != init ||
+				    rx->amem[m] != want)
+					bad++;
+				continue;
+			}
+			if (msg->opcode == MRC_OP_RDMA_READ) {
+				for (o = 0; o < msg->len; o++)
+					if (e[i]->lbuf[m][o] !=
+					    fx_read_byte(rx, m, o)) {
+						bad++;
+						break;
+					}
+				continue;
+			}
+			if (msg->opcode == MRC_OP_SEND ||
+			    msg->opcode == MRC_OP_SEND_WITH_IMM)
+				mem = rx->rbuf[r++];
+			else
+				mem = rx->wmem + (size_t)m * FX_MAX_MSG_LEN;
+			if (msg->opcode == MRC_OP_RDMA_WRITE_WITH_IMM)
+				r++;	/* it consumed a receive too */
 			for (o = 0; o < msg->len; o++)
 				if (mem[o] != fx_byte(e[i]->seed, e[i]->id, m,
 						      o)) {

@@ -18,6 +18,8 @@
 #define FX_PKT_CAP	MRC_MAX_PKT_LEN(FX_MTU)
 #define FX_MAX_QUEUED	8192
 #define FX_RKEY		0x1234
+/* Atomic targets: the peer's message i works on the u64 at slot i. */
+#define FX_ATOMIC_BASE	0x10000000ull
 
 struct fx_net_cfg {
 	uint32_t loss_ppm;	/* per packet, parts per million */
@@ -27,13 +29,16 @@ struct fx_net_cfg {
 	uint64_t jitter_ns;	/* uniform extra delay: reordering */
 	int kill_paths;		/* kill some (never all) paths mid-run */
 	int fifo_paths;		/* jitter never reorders within a path */
+	int all_opcodes;	/* messages of every opcode, not SEND/WRITE */
 };
 
 struct fx_msg {
 	uint32_t opcode;
 	uint32_t len;
-	uint32_t placed;	/* bytes placed at the receiver */
+	uint32_t placed;	/* bytes placed (READ/atomic: at the requester) */
 	int done_tx, done_rx;
+	uint64_t compare_add, swap;	/* atomics */
+	uint64_t result;	/* atomics: original value returned */
 };
 
 struct fx_ep {
@@ -51,6 +56,11 @@ struct fx_ep {
 	uint32_t send_of_recv[FX_MAX_MSGS];	/* peer msg index per recv */
 	/* WRITE target memory: peer msg i lands at i * FX_MAX_MSG_LEN */
 	uint8_t wmem[FX_MAX_MSGS * FX_MAX_MSG_LEN];
+	/* READ results: own msg i lands in lbuf[i] */
+	uint8_t lbuf[FX_MAX_MSGS][FX_MAX_MSG_LEN];
+	/* atomic targets of the peer's messages, and how often each ran */
+	uint64_t amem[FX_MAX_MSGS];
+	unsigned int aexec[FX_MAX_MSGS];
 	unsigned int recv_window;	/* receives kept posted ahead */
 	int failures;		/* assertion-style failures recorded */
 	int nstatus_err;	/* completions with an error status */
@@ -83,6 +93,13 @@ struct fx {
 
 uint64_t fx_rand(uint64_t *s);
 uint8_t fx_byte(uint64_t seed, int ep, unsigned int msg, uint32_t off);
+/* Bytes a READ of the peer's message msg finds at responder e. */
+uint8_t fx_read_byte(const struct fx_ep *responder, unsigned int msg,
+		     uint32_t off);
+uint64_t fx_atomic_init(const struct fx_ep *responder, unsigned int slot);
+uint32_t fx_imm(const struct fx_ep *sender, unsigned int msg);
+/* A message that consumes a receive WR at the peer. */
+int fx_consumes_recv(uint32_t opcode);
 
 /* Set up both endpoints; cfg gives mode/paths/window (QPNs/PSNs filled in). */
 void fx_init(struct fx *f, const struct mrc_config *cfg,
