@@ -54,7 +54,9 @@ int place_write(void *, uint32_t rkey, uint64_t, const void *src,
 	return rkey == kRkey ? 0 : -13; // -EACCES for a foreign rkey
 }
 
-constexpr mrc_callbacks kCallbacks = {read_payload, place_send, place_write};
+// No READ or atomic callbacks: optional, and not benchmarked (MR-OPS-006).
+constexpr mrc_callbacks kCallbacks = {read_payload, place_send, place_write,
+				      nullptr, nullptr, nullptr};
 
 struct ConnDeleter {
 	void operator()(mrc_conn *c) const { std::free(c); }

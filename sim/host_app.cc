@@ -48,6 +48,9 @@ static const struct mrc_callbacks core_callbacks = {
 	cb_read_payload,
 	cb_place_send,
 	cb_place_write,
+	nullptr,	/* the workloads post no READ or atomic (MR-OPS-006) */
+	nullptr,
+	nullptr,
 };
 
 HostApp::HostApp(Fabric &fabric, uint32_t index, const TransportConfig &tcfg,
