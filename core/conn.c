@@ -101,10 +101,16 @@ int mrc_conn_set_requester(struct mrc_conn *c, const struct mrc_config *cfg)
 	n.rto_ns = cfg->rto_ns;
 	if (!mrc_config_valid(&n))
 		return -EINVAL;
-	/* Only a connection that has sent nothing may move its PSN space. */
-	if (c->sq_tail != c->sq_head || c->user_posted ||
-	    c->snd_nxt != c->cfg.local_psn ||
-	    c->snd_una != c->cfg.local_psn || c->snd_tx != c->cfg.local_psn)
+	/*
+	 * Only a connection that has sent nothing may move its PSN space; a
+	 * responder that already answered READs from the PSN the peer expects
+	 * (MR-OPS-002) keeps it.
+	 */
+	if (c->user_posted)
+		return -EBUSY;
+	if (n.local_psn != c->cfg.local_psn &&
+	    (c->sq_pkt || c->snd_nxt != c->cfg.local_psn ||
+	     c->snd_una != c->cfg.local_psn || c->snd_tx != c->cfg.local_psn))
 		return -EBUSY;
 	c->cfg = n;
 	c->snd_una = n.local_psn;
@@ -338,6 +344,23 @@ int mrc_queue_response(struct mrc_conn *c, u32 opcode, u32 msg_id,
 	c->sq_tail++;
 	c->resp_queued++;
 	return 0;
+}
+
+/*
+ * MetaRoCE responder (MR-OPS-002): a READ/atomic request names the PSN the
+ * requester expects our stream to start at.  A verbs responder that stays
+ * in RTR never learns its sq_psn, so a connection that has not yet given
+ * any packet a PSN starts its stream there.
+ */
+void mrc_adopt_local_psn(struct mrc_conn *c, u32 psn)
+{
+	if (c->sq_pkt || c->snd_nxt != c->cfg.local_psn ||
+	    psn == c->cfg.local_psn)
+		return;
+	c->cfg.local_psn = psn & MRC_PSN_MASK;
+	c->snd_una = c->cfg.local_psn;
+	c->snd_nxt = c->cfg.local_psn;
+	c->snd_tx = c->cfg.local_psn;
 }
 
 int mrc_rerr_kind(int err)

@@ -342,7 +342,9 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 		raddr = 0;
 	}
 	mrc_put_be32(b + 16, w->msg_id);
-	mrc_put_be32(b + 20, t->offset);
+	/* a request's offset field names where we expect the response */
+	mrc_put_be32(b + 20, mrc_op_rd_atomic(w->opcode) ? c->rcv_nxt :
+		     t->offset);
 	mrc_put_be32(b + 24, w->length);
 	mrc_put_be32(b + 28, rkey_ssn);
 	mrc_put_be64(b + 32, raddr);
@@ -774,6 +776,7 @@ static int mrc_recv_request(struct mrc_conn *c, const u8 *b, u32 psn,
 		c->st.rx_no_resp_slot++;
 		return 0;
 	}
+	mrc_adopt_local_psn(c, mrc_get_be32(b + 20));
 	if (b[1] == MR_OPC_READ_REQ) {
 		ret = mrc_check_read(c, rkey, raddr, msg_len);
 		if (!ret) {
@@ -850,14 +853,14 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 	u32 plen = len - hlen, d;
 	const u8 *payload = b + hlen;
 	int request = mrc_wire_request(op);
-	int first = off == 0;
+	int first = request || off == 0;
 	int last = request || (u64)off + plen == msg_len;
 	struct mrc_swqe *w = NULL;
 	struct mrc_rwqe *r = NULL;
 
 	if (len < hlen || plen > c->cfg.mtu || psn & ~MRC_PSN_MASK ||
 	    (!request && (u64)off + plen > msg_len) ||
-	    (request && (plen || off)) ||
+	    (request && (plen || off & ~MRC_PSN_MASK)) ||
 	    first != !!(flags & MR_FLAG_FIRST) ||
 	    last != !!(flags & MR_FLAG_LAST) ||
 	    ((op == MR_OPC_CMP_SWAP || op == MR_OPC_FETCH_ADD ||

@@ -315,6 +315,7 @@ enum mrc_rerr {
 	MRC_RERR_OP,		/* the operation failed otherwise */
 };
 int mrc_rerr_kind(int err);
+void mrc_adopt_local_psn(struct mrc_conn *c, u32 psn);
 int mrc_check_read(struct mrc_conn *c, u32 rkey, u64 raddr, u32 len);
 int mrc_do_atomic(struct mrc_conn *c, u32 op, u32 rkey, u64 raddr,
 		  u64 compare_add, u64 swap, u64 *orig);

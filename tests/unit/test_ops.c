@@ -511,6 +511,35 @@ static void metaroce_response_uses_the_responders_psns(void **state)
 	pair_free(f);
 }
 
+/*
+ * A responder that never sent starts its stream where the requester
+ * expects it (a verbs QP left in RTR knows no sq_psn of its own).
+ * covers: MR-OPS-002
+ */
+static void rtr_responder_starts_where_the_requester_expects(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	struct fx *f;
+
+	(void)state;
+	cfg.local_psn = 0x100;
+	f = pair_new(&cfg);
+	cfg.local_qpn = 0x22;
+	cfg.remote_qpn = 0x11;
+	cfg.remote_psn = 0x100;
+	cfg.local_psn = 0x777;	/* not what A was told */
+	assert_int_equal(mrc_conn_init(f->b.conn, &cfg, &fx_callbacks, &f->b,
+				       0), 0);
+	add_msg(&f->a, MRC_OP_RDMA_READ, 3 * FX_MTU);
+	add_atomic(&f->a, MRC_OP_ATOMIC_FETCH_AND_ADD, 1, 0);
+	post(f);
+	settle(f);
+	assert_int_equal(f->a.nstatus_err, 0);
+	assert_int_equal(f->a.tx_done, 2);
+	assert_int_equal(fx_verify(f), 0);
+	pair_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +553,7 @@ int main(void)
 		cmocka_unit_test(rocev2_read_and_atomic_layout),
 		cmocka_unit_test(rocev2_read_is_reissued_from_the_gap),
 		cmocka_unit_test(metaroce_response_uses_the_responders_psns),
+		cmocka_unit_test(rtr_responder_starts_where_the_requester_expects),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
