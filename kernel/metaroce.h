@@ -129,6 +129,9 @@ struct metaroce_swqe {
 	u32 num_sge;
 	u64 remote_addr;
 	u32 rkey;
+	u32 imm_data;			/* *_WITH_IMM, host order */
+	u64 compare_add;		/* atomics */
+	u64 swap;
 	u8 *inline_buf;			/* METAROCE_MAX_INLINE bytes */
 	struct metaroce_sge sge[];	/* num_sge; the queue's max_sge room */
 };
@@ -140,6 +143,9 @@ struct metaroce_rwqe {
 	u32 byte_len;			/* received, once done */
 	u8 status;
 	bool done;
+	u8 opcode;			/* MRC_OP_RECV or _RECV_RDMA_WITH_IMM */
+	u8 wc_flags;			/* MRC_WC_F_IMM */
+	u32 imm_data;			/* host order */
 	u32 num_sge;
 	struct metaroce_sge sge[];
 };
@@ -239,6 +245,8 @@ int metaroce_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata);
 struct metaroce_mr *metaroce_mr_get(struct ib_pd *pd, u32 key, bool remote,
 				    int access, u64 iova, u64 len);
 void metaroce_mr_put(struct metaroce_mr *mr);
+int metaroce_mr_atomic(struct metaroce_mr *mr, u64 iova, bool cmp_swap,
+		       u64 compare_add, u64 swap, u64 *orig);
 int metaroce_mr_copy(struct metaroce_mr *mr, u64 iova, void *buf, u32 len,
 		     bool to_mr);
 

@@ -96,10 +96,10 @@ struct ib_mr *metaroce_reg_user_mr(struct ib_pd *ib_pd, u64 start, u64 length,
 	 */
 	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
-		       IB_ACCESS_REMOTE_READ))
+		       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC))
 		return ERR_PTR(-EOPNOTSUPP);
-	/* IBTA: remote write needs local write. */
-	if ((access & IB_ACCESS_REMOTE_WRITE) &&
+	/* IBTA: remote write and remote atomic need local write. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return ERR_PTR(-EINVAL);
 	if (!length || length > METAROCE_MAX_MR_SIZE)
@@ -199,6 +199,38 @@ void metaroce_mr_put(struct metaroce_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->refs))
 		complete(&mr->released);
+}
+
+/* Serialises every atomic of the device against every other (IBTA). */
+static DEFINE_SPINLOCK(metaroce_atomic_lock);
+
+/*
+ * Compare-and-swap or fetch-and-add on the 8 bytes at @iova (8-byte
+ * aligned, range checked by metaroce_mr_get()); *@orig gets the value
+ * found.  IB_ATOMIC_HCA: atomic against the device's other atomics.
+ */
+int metaroce_mr_atomic(struct metaroce_mr *mr, u64 iova, bool cmp_swap,
+		       u64 compare_add, u64 swap, u64 *orig)
+{
+	u64 off = iova - mr->ib_mr.iova + mr->page_offset;
+	unsigned long idx = off >> PAGE_SHIFT;
+	unsigned long flags;
+	u64 *p;
+	void *va;
+
+	if ((iova & 7) || idx >= mr->npages)
+		return -EINVAL;
+	va = kmap_local_page(mr->pages[idx]);
+	p = va + (off & ~PAGE_MASK);
+	spin_lock_irqsave(&metaroce_atomic_lock, flags);
+	*orig = *p;
+	if (!cmp_swap)
+		*p = *orig + compare_add;
+	else if (*orig == compare_add)
+		*p = swap;
+	spin_unlock_irqrestore(&metaroce_atomic_lock, flags);
+	kunmap_local(va);
+	return 0;
 }
 
 /*

@@ -25,8 +25,9 @@
 #define METAROCE_MAX_CQE		0x8000
 #define METAROCE_MAX_MR			0x8000
 #define METAROCE_MAX_PD			0x8000
-#define METAROCE_MAX_QP_RD_ATOM		128
-#define METAROCE_MAX_QP_INIT_RD_ATOM	128
+/* READ/atomic in progress and responder resources: the core's MRC_MAX_RD_ATOMIC */
+#define METAROCE_MAX_QP_RD_ATOM		16
+#define METAROCE_MAX_QP_INIT_RD_ATOM	16
 #define METAROCE_MAX_AH			0x8000
 #define METAROCE_MAX_PKEYS		1
 #define METAROCE_LOCAL_CA_ACK_DELAY	15
@@ -42,12 +43,14 @@
 
 /*
  * Bytes a data packet adds around its payload on the netdev: the worst-case
- * IP header (IPv6), UDP, the MetaRoCE header with the data extension and the
+ * IP header (IPv6), UDP, the MetaRoCE header with the data and immediate
+ * extensions (the largest header a packet with payload has) and the
  * trailing CRC.  The active IB MTU is the largest one whose payload still
  * fits in the netdev MTU after this overhead.
  */
 #define METAROCE_DATA_PKT_OVERHEAD					\
 	(sizeof(struct ipv6hdr) + sizeof(struct udphdr) +		\
-	 sizeof(struct mr_hdr) + sizeof(struct mr_data_ext) + MR_CRC_LEN)
+	 sizeof(struct mr_hdr) + sizeof(struct mr_data_ext) +		\
+	 sizeof(struct mr_imm_ext) + MR_CRC_LEN)
 
 #endif /* METAROCE_PARAM_H */

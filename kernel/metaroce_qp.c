@@ -213,7 +213,8 @@ static int metaroce_check_attr(struct metaroce_qp *qp,
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
 				       IB_ACCESS_REMOTE_WRITE |
-				       IB_ACCESS_REMOTE_READ)))
+				       IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_ATOMIC)))
 		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (attr->path_mtu < IB_MTU_256 ||
@@ -465,20 +466,39 @@ static int metaroce_post_one_send(struct metaroce_qp *qp,
 	u32 length;
 	int err;
 
-	if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_RDMA_WRITE)
+	/* READ and atomics write their local buffers: no inline data. */
+	bool to_local = wr->opcode == IB_WR_RDMA_READ ||
+			wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+			wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		break;
+	default:
 		return -EINVAL;
+	}
 	if (wr->send_flags & ~(IB_SEND_SIGNALED | IB_SEND_SOLICITED |
 			       IB_SEND_INLINE | IB_SEND_FENCE))
 		return -EINVAL;
-	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge ||
+	    (to_local && is_inline))
 		return -EINVAL;
 	if (is_inline)
 		err = metaroce_gather_inline(qp, wr, inline_data, &length);
 	else
-		err = metaroce_check_sges(qp, wr->sg_list, wr->num_sge, 0,
+		err = metaroce_check_sges(qp, wr->sg_list, wr->num_sge,
+					  to_local ? IB_ACCESS_LOCAL_WRITE : 0,
 					  &length);
 	if (err)
 		return err;
+	if (to_local && wr->opcode != IB_WR_RDMA_READ && length != 8)
+		return -EINVAL;	/* an atomic's result is 8 bytes */
 
 	spin_lock_bh(&qp->lock);
 	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_ERR) {
@@ -497,12 +517,25 @@ static int metaroce_post_one_send(struct metaroce_qp *qp,
 	wqe->done = false;
 	wqe->status = IB_WC_SUCCESS;
 	wqe->inline_data = is_inline;
-	if (wr->opcode == IB_WR_RDMA_WRITE) {
+	wqe->remote_addr = 0;
+	wqe->rkey = 0;
+	wqe->compare_add = 0;
+	wqe->swap = 0;
+	wqe->imm_data = 0;
+	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		wqe->imm_data = be32_to_cpu(wr->ex.imm_data);
+	if (wr->opcode == IB_WR_RDMA_WRITE ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_READ) {
 		wqe->remote_addr = rdma_wr(wr)->remote_addr;
 		wqe->rkey = rdma_wr(wr)->rkey;
-	} else {
-		wqe->remote_addr = 0;
-		wqe->rkey = 0;
+	} else if (wr->opcode != IB_WR_SEND &&
+		   wr->opcode != IB_WR_SEND_WITH_IMM) {
+		wqe->remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->rkey = atomic_wr(wr)->rkey;
+		wqe->compare_add = atomic_wr(wr)->compare_add;
+		wqe->swap = atomic_wr(wr)->swap;
 	}
 	if (is_inline) {
 		wqe->num_sge = 0;
@@ -574,6 +607,8 @@ static int metaroce_post_one_recv(struct metaroce_qp *qp,
 	wqe->byte_len = 0;
 	wqe->status = IB_WC_SUCCESS;
 	wqe->done = false;
+	wqe->opcode = MRC_OP_RECV;
+	wqe->wc_flags = 0;
 	wqe->num_sge = wr->num_sge;
 	metaroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
 	qp->rq.head++;

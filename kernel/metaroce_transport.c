@@ -38,6 +38,10 @@ static_assert((int)MRC_WC_REM_INV_REQ_ERR == (int)IB_WC_REM_INV_REQ_ERR);
 static_assert((int)MRC_WC_REM_ACCESS_ERR == (int)IB_WC_REM_ACCESS_ERR);
 static_assert((int)MRC_WC_RETRY_EXC_ERR == (int)IB_WC_RETRY_EXC_ERR);
 static_assert((int)MRC_WC_RNR_RETRY_EXC_ERR == (int)IB_WC_RNR_RETRY_EXC_ERR);
+static_assert((int)MRC_WC_LOC_PROT_ERR == (int)IB_WC_LOC_PROT_ERR);
+static_assert((int)MRC_WC_REM_OP_ERR == (int)IB_WC_REM_OP_ERR);
+static_assert(METAROCE_MAX_QP_RD_ATOM <= MRC_MAX_RD_ATOMIC);
+static_assert(METAROCE_MAX_QP_INIT_RD_ATOM <= MRC_MAX_RD_ATOMIC);
 
 /*
  * Copy between @buf and the SGE list @sge of a WR, starting at byte
@@ -126,11 +130,110 @@ static int metaroce_place_write(void *user, u32 rkey, u64 raddr,
 	return err;
 }
 
+/*
+ * Responder of an RDMA READ: the QP must allow remote reads and the rkey
+ * name an MR of its PD with IB_ACCESS_REMOTE_READ over the range.  @dst
+ * NULL: the core only asks whether the whole request may proceed.
+ */
+static int metaroce_read_remote(void *user, u32 rkey, u64 raddr, void *dst,
+				u32 len)
+{
+	struct metaroce_qp *qp = user;
+	struct metaroce_mr *mr = NULL;
+	int err = 0;
+
+	if (qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ)
+		mr = metaroce_mr_get(qp->ib_qp.pd, rkey, true,
+				     IB_ACCESS_REMOTE_READ, raddr, len);
+	if (!mr) {
+		metaroce_count(qp->mdev, METAROCE_CNT_REM_ACCESS_ERR);
+		return -EACCES;
+	}
+	if (dst)
+		err = metaroce_mr_copy(mr, raddr, dst, len, false);
+	metaroce_mr_put(mr);
+	return err;
+}
+
+/* Requester: READ response bytes / an atomic's original value. */
+static int metaroce_place_read(void *user, u64 wr_id, u32 offset,
+			       const void *src, u32 len)
+{
+	struct metaroce_qp *qp = user;
+	struct metaroce_swqe *wqe = metaroce_wq_entry(&qp->sq, wr_id);
+
+	return metaroce_sge_copy(qp, wqe->sge, wqe->num_sge, offset,
+				 (void *)src, len, true);
+}
+
+/* Responder of an atomic: IB_ACCESS_REMOTE_ATOMIC on the QP and the MR. */
+static int metaroce_atomic(void *user, u32 opcode, u32 rkey, u64 raddr,
+			   u64 compare_add, u64 swap, u64 *orig)
+{
+	struct metaroce_qp *qp = user;
+	struct metaroce_mr *mr = NULL;
+	int err;
+
+	if (qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC)
+		mr = metaroce_mr_get(qp->ib_qp.pd, rkey, true,
+				     IB_ACCESS_REMOTE_ATOMIC, raddr, 8);
+	if (!mr) {
+		metaroce_count(qp->mdev, METAROCE_CNT_REM_ACCESS_ERR);
+		return -EACCES;
+	}
+	err = metaroce_mr_atomic(mr, raddr,
+				 opcode == MRC_OP_ATOMIC_CMP_AND_SWP,
+				 compare_add, swap, orig);
+	metaroce_mr_put(mr);
+	return err;
+}
+
 static const struct mrc_callbacks metaroce_mrc_callbacks = {
 	.read_payload = metaroce_read_payload,
 	.place_send = metaroce_place_send,
 	.place_write = metaroce_place_write,
+	.read_remote = metaroce_read_remote,
+	.place_read = metaroce_place_read,
+	.atomic = metaroce_atomic,
 };
+
+/* The core's opcode of a send WR (IB_WR_* validated at posting). */
+static u32 metaroce_mrc_opcode(u8 ib_opcode)
+{
+	switch (ib_opcode) {
+	case IB_WR_RDMA_WRITE:
+		return MRC_OP_RDMA_WRITE;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return MRC_OP_RDMA_WRITE_WITH_IMM;
+	case IB_WR_SEND_WITH_IMM:
+		return MRC_OP_SEND_WITH_IMM;
+	case IB_WR_RDMA_READ:
+		return MRC_OP_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return MRC_OP_ATOMIC_CMP_AND_SWP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return MRC_OP_ATOMIC_FETCH_AND_ADD;
+	default:
+		return MRC_OP_SEND;
+	}
+}
+
+static enum ib_wc_opcode metaroce_wc_opcode(u8 ib_opcode)
+{
+	switch (ib_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	default:
+		return IB_WC_SEND;
+	}
+}
 
 /*
  * Create the connection at RTR->RTS from the QP's attributes; qp->conn
@@ -202,8 +305,7 @@ static void metaroce_sq_advance(struct metaroce_qp *qp)
 			continue;
 		wc.wr_id = wqe->wr_id;
 		wc.status = wqe->status;
-		wc.opcode = wqe->opcode == IB_WR_RDMA_WRITE ? IB_WC_RDMA_WRITE :
-							      IB_WC_SEND;
+		wc.opcode = metaroce_wc_opcode(wqe->opcode);
 		wc.byte_len = wqe->length;
 		wc.qp = &qp->ib_qp;
 		metaroce_cq_push(cq, &wc, wqe->status != IB_WC_SUCCESS);
@@ -224,7 +326,12 @@ static void metaroce_rq_advance(struct metaroce_qp *qp)
 		qp->rq.tail++;
 		wc.wr_id = wqe->wr_id;
 		wc.status = wqe->status;
-		wc.opcode = IB_WC_RECV;
+		wc.opcode = wqe->opcode == MRC_OP_RECV_RDMA_WITH_IMM ?
+			    IB_WC_RECV_RDMA_WITH_IMM : IB_WC_RECV;
+		if (wqe->wc_flags & MRC_WC_F_IMM) {
+			wc.wc_flags = IB_WC_WITH_IMM;
+			wc.ex.imm_data = cpu_to_be32(wqe->imm_data);
+		}
 		wc.byte_len = wqe->byte_len;
 		wc.qp = &qp->ib_qp;
 		wc.port_num = METAROCE_PORT;
@@ -244,11 +351,15 @@ static bool metaroce_drain(struct metaroce_qp *qp)
 	bool error = false;
 
 	while (mrc_poll_completion(qp->conn, &c) == 1) {
-		if (c.opcode == MRC_OP_RECV) {
+		if (c.opcode == MRC_OP_RECV ||
+		    c.opcode == MRC_OP_RECV_RDMA_WITH_IMM) {
 			struct metaroce_rwqe *wqe =
 				metaroce_wq_entry(&qp->rq, c.wr_id);
 
 			wqe->byte_len = c.byte_len;
+			wqe->opcode = c.opcode;
+			wqe->wc_flags = c.wc_flags;
+			wqe->imm_data = c.imm_data;
 			wqe->status = c.status;
 			wqe->done = true;
 		} else {
@@ -284,11 +395,13 @@ static void metaroce_feed(struct metaroce_qp *qp, u64 now)
 			metaroce_wq_entry(&qp->sq, qp->sq.fed);
 		struct mrc_send_wr swr = {
 			.wr_id = qp->sq.fed,
-			.opcode = wqe->opcode == IB_WR_RDMA_WRITE ?
-					  MRC_OP_RDMA_WRITE : MRC_OP_SEND,
+			.opcode = metaroce_mrc_opcode(wqe->opcode),
 			.length = wqe->length,
 			.rkey = wqe->rkey,
 			.remote_addr = wqe->remote_addr,
+			.imm_data = wqe->imm_data,
+			.compare_add = wqe->compare_add,
+			.swap = wqe->swap,
 		};
 
 		if (mrc_post_send(qp->conn, &swr, now))
@@ -329,6 +442,8 @@ void metaroce_qp_flush(struct metaroce_qp *qp)
 		if (!wqe->done) {
 			wqe->status = IB_WC_WR_FLUSH_ERR;
 			wqe->byte_len = 0;
+			wqe->opcode = MRC_OP_RECV;
+			wqe->wc_flags = 0;
 			wqe->done = true;
 		}
 		metaroce_rq_advance(qp);

@@ -10,10 +10,12 @@
 # tunnel sockets, one per namespace):
 #   - ibv_rc_pingpong --chk (the receiver checks every buffer) at 64 B,
 #     4 KiB and 64 KiB (> MTU, many packets per message);
-#   - ib_write_bw, ib_send_bw (64 KiB) and ib_write_lat, ib_send_lat (64 B);
+#   - ib_write_bw, ib_send_bw, ib_read_bw (64 KiB), ib_write_lat,
+#     ib_send_lat, ib_read_lat (64 B), ib_atomic_bw and ib_atomic_lat;
 #     the bandwidth servers stay in RTR, so this also exercises an RTR
 #     responder;
-#   - pingpong and ib_write_bw again with 1% netem loss on both ends;
+#   - pingpong, ib_write_bw, ib_read_bw and ib_atomic_bw again with 1%
+#     netem loss on both ends;
 #   - pingpong under netem "loss 3% ecn": MetaRoCE packets are ECT(0) and
 #     arrive CE-marked (counted as rx_ecn_ce), RoCEv2-mode ones are Not-ECT.
 # Every program must exit 0 on both sides and report a result; afterwards
@@ -81,6 +83,11 @@ perf lossless ib_write_bw 65536
 perf lossless ib_send_bw 65536
 perf lossless ib_write_lat 64
 perf lossless ib_send_lat 64
+# RDMA READ and atomics (perftest has no immediate-data option).
+perf lossless ib_read_bw 65536
+perf lossless ib_read_lat 64
+perf lossless ib_atomic_bw 8
+perf lossless ib_atomic_lat 8
 
 step "1% loss on both ends"
 ip netns exec mra tc qdisc replace dev veth0 root netem loss 1% || fail "netem"
@@ -88,6 +95,8 @@ ip netns exec mrb tc qdisc replace dev veth0 root netem loss 1% || fail "netem"
 pingpong loss1 4096
 pingpong loss1 65536
 perf loss1 ib_write_bw 65536
+perf loss1 ib_read_bw 65536
+perf loss1 ib_atomic_bw 8
 
 # netem's "ecn" marks ECN-capable packets CE instead of dropping them:
 # MetaRoCE sends ECT(0) and must see marks; RoCEv2 mode (no DCQCN) sends
