@@ -240,9 +240,15 @@ static enum ib_wc_opcode metaroce_wc_opcode(u8 ib_opcode)
  * holds mrc_conn_size() zeroed bytes.  Then hand it the receives posted
  * so far.
  */
-/* The core's configuration from the QP's attributes.  qp->lock held. */
+/*
+ * The core's configuration from the QP's attributes.  qp->lock held.
+ * @rts: the RTS attributes (sq_psn, retry_cnt, rnr_retry, timeout) are
+ * set; before that the core's defaults stand, so that a responder that
+ * never reaches RTS (perftest's bandwidth servers) still has a retry
+ * budget for its own stream of MetaRoCE READ/atomic responses.
+ */
 static void metaroce_conn_config(const struct metaroce_qp *qp,
-				 struct mrc_config *cfg)
+				 struct mrc_config *cfg, bool rts)
 {
 	const struct ib_qp_attr *a = &qp->attr;
 
@@ -250,8 +256,10 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 	cfg->local_qpn = qp->ib_qp.qp_num;
 	cfg->remote_qpn = a->dest_qp_num;
 	cfg->mtu = ib_mtu_enum_to_int(a->path_mtu);
-	cfg->local_psn = a->sq_psn;
 	cfg->remote_psn = a->rq_psn;
+	if (!rts)
+		return;
+	cfg->local_psn = a->sq_psn;
 	cfg->retry_cnt = a->retry_cnt;
 	cfg->rnr_retry = a->rnr_retry;
 	/* IBTA local ACK timeout 4.096 us * 2^timeout; 0 keeps the default. */
@@ -265,7 +273,7 @@ int metaroce_conn_start(struct metaroce_qp *qp)
 	struct mrc_config cfg;
 
 	lockdep_assert_held(&qp->lock);
-	metaroce_conn_config(qp, &cfg);
+	metaroce_conn_config(qp, &cfg, false);
 	qp->num_paths = cfg.num_paths;
 	return mrc_conn_init(qp->conn, &cfg, &metaroce_mrc_callbacks, qp,
 			     ktime_get_ns());
@@ -277,7 +285,7 @@ int metaroce_conn_start_requester(struct metaroce_qp *qp)
 	struct mrc_config cfg;
 
 	lockdep_assert_held(&qp->lock);
-	metaroce_conn_config(qp, &cfg);
+	metaroce_conn_config(qp, &cfg, true);
 	return mrc_conn_set_requester(qp->conn, &cfg);
 }
 
