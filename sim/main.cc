@@ -215,7 +215,8 @@ void usage(FILE *out)
 		"  --initial-rtt-us T --ack-delay-us T --granularity-us T\n"
 		"  --rto-us T                    core timers (20, 2, 2 us; 0: core default)\n"
 		"  --seed S --max-sim-ms T\n"
-		"  --json | --csv                output format (default json)\n");
+		"  --json | --csv                output format (default json)\n"
+		"  --help, -h                    this summary\n");
 }
 
 struct Args {

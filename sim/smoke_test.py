@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 """Smoke tests of metaroce-sim on small fabrics: usage: smoke_test.py SIM TEST"""
 import json
+import os
+import re
 import subprocess
 import sys
 
@@ -128,6 +130,25 @@ def bad_input(sim):
         assert "metaroce-sim:" in p.stderr, (args, p.stderr)
 
 
+def manpage_fields(sim):
+    """metaroce-sim.1 documents every JSON field and CSV column."""
+    page = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "metaroce-sim.1")
+    with open(page, encoding="utf-8") as f:
+        roff = f.read()
+    output = roff.split("\n.SH OUTPUT\n", 1)[1].split("\n.SH ", 1)[0]
+    documented = set(re.findall(r"\w+", output.replace("\\-", "-")))
+    fields = set(run(sim, "--workload", "one-flow", "--message-size", "65536",
+                     "--fail-plane", "1", "--fail-at-ms", "0.01"))
+    csv_out = subprocess.run([sim, *SMALL, "--message-size", "65536", "--csv"],
+                             check=True, capture_output=True, text=True,
+                             timeout=50).stdout
+    columns = set(csv_out.splitlines()[0].split(","))
+    assert "recovery_ms" in fields and "goodput_ratio" in columns
+    missing = sorted((fields | columns) - documented)
+    assert not missing, f"not in the OUTPUT section of {page}: {missing}"
+
+
 TESTS = {
     "integrity-metaroce": lambda sim: integrity(sim, "metaroce"),
     "integrity-rocev2": lambda sim: integrity(sim, "rocev2"),
@@ -136,6 +157,7 @@ TESTS = {
     "burst-loss": burst_loss,
     "workloads": workloads,
     "bad-input": bad_input,
+    "manpage-fields": manpage_fields,
 }
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 Runs metaroce-sim for every (transport, loss, seed), writes one CSV row per
 run and a PNG (gnuplot) of the mean goodput ratio against loss.
 
+  metaroce-sim-sweep --out sweep-out [sim options]      (installed)
   sim/sweep.py --sim build/sim/metaroce-sim --out sweep-out [sim options]
 
 Options after the known ones are passed to metaroce-sim unchanged (e.g.
@@ -26,7 +27,8 @@ FIELDS = ["transport", "loss", "seed", "goodput_gbps", "lossless_goodput_gbps",
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--sim", required=True, help="metaroce-sim binary")
+    ap.add_argument("--sim", default="metaroce-sim",
+                    help="metaroce-sim binary (default: the one on PATH)")
     ap.add_argument("--out", default="sweep-out", help="output directory")
     ap.add_argument("--losses", default="0,0.001,0.005,0.01,0.02,0.03,0.05",
                     help="comma-separated loss probabilities")

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# The user programs (the metaroce-utils Debian package): each is installed
+# by one call
+#
+#   metaroce_add_util(TARGET <name> MANPAGE <page.N>)
+#   metaroce_add_util(PROGRAM <file> NAME <name> MANPAGE <page.N>)
+#
+# which installs the executable target <name> (or the script <file>
+# renamed) as ${bindir}/<name> and its man page in
+# ${mandir}/manN, both in the install component "utils", and adds the test
+# manpage_<name> (label "unit"): the page renders without groff warnings,
+# every option of "<name> --help" is documented in it and every option it
+# documents exists.  debian/metaroce-utils.install takes the component's
+# directories whole, so a new program needs no line in debian/.
+set(METAROCE_MANPAGE_CHECK ${CMAKE_CURRENT_LIST_DIR}/manpage-check.py)
+
+function(metaroce_add_util)
+	cmake_parse_arguments(PARSE_ARGV 0 U "" "NAME;TARGET;PROGRAM;MANPAGE" "")
+	if(U_TARGET)
+		set(U_NAME ${U_TARGET})
+	endif()
+	if(NOT U_NAME OR NOT U_MANPAGE OR (U_TARGET AND U_PROGRAM))
+		message(FATAL_ERROR "metaroce_add_util: TARGET, or PROGRAM and NAME; and MANPAGE")
+	endif()
+	get_filename_component(_page ${U_MANPAGE} ABSOLUTE)
+	string(REGEX MATCH "[1-9]$" _section ${_page})
+	if(NOT _section)
+		message(FATAL_ERROR "metaroce_add_util: ${U_MANPAGE} has no section suffix")
+	endif()
+	if(U_TARGET)
+		install(TARGETS ${U_TARGET} RUNTIME
+			DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT utils)
+		set(_run $<TARGET_FILE:${U_TARGET}>)
+	else()
+		get_filename_component(_run ${U_PROGRAM} ABSOLUTE)
+		install(PROGRAMS ${_run} DESTINATION ${CMAKE_INSTALL_BINDIR}
+			RENAME ${U_NAME} COMPONENT utils)
+	endif()
+	install(FILES ${_page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${_section}
+		COMPONENT utils)
+
+	find_package(Python3 REQUIRED COMPONENTS Interpreter)
+	add_test(NAME manpage_${U_NAME}
+		COMMAND Python3::Interpreter ${METAROCE_MANPAGE_CHECK}
+			${_page} ${U_NAME} ${_run})
+	set_tests_properties(manpage_${U_NAME} PROPERTIES LABELS unit TIMEOUT 30)
+endfunction()
