@@ -8,7 +8,8 @@
 #    git HEAD with the work tree's debian/, lintian without errors
 #    (tests/vm/t-deb-build.sh), .debs in <build>/debian-pkg;
 #  - vm_deb_install_<kernel> (labels "vm" and "deb"): the .debs installed,
-#    built by DKMS, used and purged in a guest (tests/vm/t-deb-install.sh).
+#    built by DKMS, used (verbs tools, metaroce-sim, boot-time loading) and
+#    purged in a guest (tests/vm/t-deb-install.sh).
 # ctest -L vm pulls in deb_build as the fixture of the guest tests.
 # Most of a guest test's time is DKMS compiling the module under TCG
 # (~500 s of ~630 s for 6.1 on an idle 2-core host), hence TIMEOUT 1500.

@@ -30,8 +30,9 @@ pkgs=(
 	libns3-dev libgsl-dev libsqlite3-dev gnuplot-nox
 	# kernel module build
 	kmod bc sparse
-	# Debian packaging (debian/, tests/vm/t-deb-*.sh): dpkg-buildpackage, DKMS, lintian
-	debhelper dh-dkms dkms dpkg-dev fakeroot lintian
+	# Debian packaging (debian/, tests/vm/t-deb-*.sh): dpkg-buildpackage, DKMS,
+	# dh_python3 (metaroce-sim-sweep), lintian; man-db for the man page tests
+	debhelper dh-dkms dh-python dkms dpkg-dev fakeroot lintian man-db
 	# qemu testbed
 	qemu-system-x86 busybox-static cpio xz-utils zstd iproute2 ethtool tcpdump
 )

@@ -25,7 +25,9 @@ rm -rf "$out/src/debian"
 cp -a "$root/debian" "$out/src/debian"
 
 start=$SECONDS
-(cd "$out/src" && dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1 || {
+# Two jobs (make and ctest), the PROCESSORS that ctest reserves for it.
+(cd "$out/src" && dpkg-buildpackage -us -uc -b -J"${DEB_BUILD_JOBS:-2}") \
+	>"$out/build.log" 2>&1 || {
 	tail -n 60 "$out/build.log"
 	echo "t-deb-build: dpkg-buildpackage failed (log: $out/build.log)" >&2
 	exit 1

@@ -11,15 +11,19 @@
 # loads it, creates mr0 and opens it through the installed provider
 # (ld.so must load it from libibverbs' driver directory, nothing from the
 # build tree).  Runs ibv_rc_pingpong and ib_write_bw on mr0 (client and
-# server on the one device, through its UDP socket).
-# Finally purges the packages and checks that the module, the DKMS tree
-# and the provider are gone.  Leaves dkms-build.time, dpkg-install.log,
-# ibv_devinfo.txt and the tools' outputs in $RESULTS.
+# server on the one device, through its UDP socket).  Checks that the
+# module is loaded at boot only once configured (systemd-modules-load with
+# and without the example /etc/modules-load.d file).  Runs metaroce-sim
+# and metaroce-sim-sweep from /usr/bin (metaroce-utils) and finds their
+# man pages.
+# Finally purges the packages and checks that the module, the DKMS tree,
+# the provider and the utilities are gone.  Leaves dkms-build.time,
+# dpkg-install.log, ibv_devinfo.txt and the tools' outputs in $RESULTS.
 set -euo pipefail
 
 pkgdir=$(realpath -e "${1:?usage: $0 PKG_DIR}")
 dev=mr0
-pkgs=(metaroce-dkms ibverbs-provider-metaroce libmetaroce-dev)
+pkgs=(metaroce-dkms ibverbs-provider-metaroce libmetaroce-dev metaroce-utils)
 # fail, step, mr_veth, mr_wait, mr_dev_gone
 # shellcheck source=../../kernel/guest-test-lib.sh
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
@@ -27,6 +31,10 @@ pkgs=(metaroce-dkms ibverbs-provider-metaroce libmetaroce-dev)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 provider=/usr/lib/$multiarch/libibverbs/libmetaroce-rdmav34.so
 driver=/etc/libibverbs.d/metaroce.driver
+# metaroce-utils: its programs and their man pages.
+utils=(/usr/bin/metaroce-sim /usr/bin/metaroce-sim-sweep)
+manpages=(/usr/share/man/man1/metaroce-sim.1.gz /usr/share/man/man1/metaroce-sim-sweep.1.gz)
+modules_load=/etc/modules-load.d/metaroce.conf
 
 debs=()
 for p in "${pkgs[@]}"; do
@@ -42,6 +50,9 @@ step "preconditions"
 modinfo rdma_metaroce >/dev/null 2>&1 && fail "rdma_metaroce already in /lib/modules/$KVER"
 [ ! -e "$provider" ] || fail "$provider exists before the install"
 [ ! -e "$driver" ] || fail "$driver exists before the install"
+for f in "${utils[@]}" "${manpages[@]}" "$modules_load"; do
+	[ ! -e "$f" ] || fail "$f exists before the install"
+done
 # The guest's /lib/modules is the extracted linux-image package: the
 # build link is what linux-headers-$KVER installs next to it.
 headers=/usr/src/linux-headers-$KVER
@@ -87,6 +98,24 @@ case $ko in
 *) fail "rdma_metaroce resolves to $ko, not the DKMS-installed module" ;;
 esac
 [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$KVER" ] || fail "$ko: vermagic is not $KVER"
+
+# Not loaded by the install, nor at boot unless configured: what
+# systemd-modules-load does at boot loads it only once the example
+# (README.Debian) is in /etc/modules-load.d with its line uncommented.
+step "load at boot only when configured"
+[ ! -d /sys/module/rdma_metaroce ] || fail "the install loaded rdma_metaroce"
+modules_load_bin=/lib/systemd/systemd-modules-load
+[ -x "$modules_load_bin" ] || fail "$modules_load_bin missing (systemd)"
+"$modules_load_bin" || fail "systemd-modules-load failed"
+[ ! -d /sys/module/rdma_metaroce ] || fail "rdma_metaroce loaded at boot without configuration"
+example=/usr/share/doc/metaroce-dkms/examples/metaroce.conf
+[ -f "$example" ] || fail "$example not installed"
+sed 's/^#rdma_metaroce$/rdma_metaroce/' "$example" >"$modules_load"
+grep -qx rdma_metaroce "$modules_load" || fail "$example has no '#rdma_metaroce' line to uncomment"
+"$modules_load_bin" || fail "systemd-modules-load failed with $modules_load"
+[ -d /sys/module/rdma_metaroce ] || fail "rdma_metaroce not loaded at boot with $modules_load"
+rm "$modules_load"
+rmmod rdma_metaroce || fail "rmmod rdma_metaroce"
 
 step "modprobe rdma_metaroce"
 modprobe rdma_metaroce || fail "modprobe rdma_metaroce"
@@ -183,6 +212,52 @@ else
 	grep -q 'BW average' "$RESULTS/write_bw-client.txt" || fail "no ib_write_bw result"
 fi
 
+step "metaroce-sim from /usr/bin"
+for f in "${utils[@]}"; do
+	dpkg -S "$f" | grep -q '^metaroce-utils:' || fail "$f not owned by metaroce-utils"
+done
+[ "$(command -v metaroce-sim)" = /usr/bin/metaroce-sim ] || fail "metaroce-sim on PATH is $(command -v metaroce-sim)"
+# Two hosts, two planes, one 1 MB flow at 1% loss: a fraction of a second.
+metaroce-sim --nodes 2 --planes 2 --workload one-flow --loss 0.01 \
+	--message-size 1000000 --seed 1 --json >"$RESULTS/sim.json" ||
+	fail "metaroce-sim failed: $(cat "$RESULTS/sim.json")"
+cat "$RESULTS/sim.json"
+python3 - "$RESULTS/sim.json" <<'PY' || fail "metaroce-sim result (see sim.json)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ratio = r["goodput_ratio"]
+assert r["bytes_corrupted"] == 0, r
+assert r["bytes_delivered"] == r["bytes_offered"] > 0, r
+# The loss was applied, so the ratio compares a lossy run with a lossless one.
+assert r["link_error_drops"] > 0, r
+assert isinstance(ratio, (int, float)) and not isinstance(ratio, bool), ratio
+assert 0 < ratio <= 1, ratio
+print(f"metaroce-sim: goodput_ratio {ratio}, bytes_corrupted 0")
+PY
+
+step "metaroce-sim-sweep (metaroce-sim from PATH)"
+metaroce-sim-sweep --out "$RESULTS/sweep" --losses 0,0.01 --nodes 2 \
+	--planes 2 --message-size 200000 >"$RESULTS/sweep.log" 2>&1 || {
+	cat "$RESULTS/sweep.log"
+	fail "metaroce-sim-sweep failed"
+}
+cat "$RESULTS/sweep.log"
+# A header and one row per transport (2) and loss (2).
+[ "$(wc -l <"$RESULTS/sweep/goodput_vs_loss.csv")" = 5 ] ||
+	fail "goodput_vs_loss.csv: $(cat "$RESULTS/sweep/goodput_vs_loss.csv")"
+if command -v gnuplot >/dev/null; then
+	[ -s "$RESULTS/sweep/goodput_vs_loss.png" ] || fail "gnuplot is installed, but no goodput_vs_loss.png"
+fi
+
+if command -v man >/dev/null; then
+	step "man -w"
+	for i in "${!utils[@]}"; do
+		page=$(man -w "${utils[i]##*/}") || fail "man -w ${utils[i]##*/} finds no page"
+		[ "$page" = "${manpages[i]}" ] || fail "man -w ${utils[i]##*/}: $page, not ${manpages[i]}"
+		echo "${utils[i]##*/}: $page"
+	done
+fi
+
 step "rdma link delete $dev, rmmod"
 rdma link delete "$dev" || fail "rdma link delete $dev"
 mr_wait "$dev to leave sysfs" mr_dev_gone "$dev"
@@ -203,6 +278,9 @@ modinfo rdma_metaroce >/dev/null 2>&1 && fail "modinfo still finds rdma_metaroce
 ls "/lib/modules/$KVER/updates/dkms/"rdma_metaroce.ko* >/dev/null 2>&1 && fail "module file left in updates/dkms"
 [ ! -e "$provider" ] || fail "$provider left after purge"
 [ ! -e "$driver" ] || fail "$driver left after purge"
+for f in "${utils[@]}" "${manpages[@]}"; do
+	[ ! -e "$f" ] || fail "$f left after purge"
+done
 [ ! -e "/usr/src/metaroce-$upstream" ] || fail "/usr/src/metaroce-$upstream left after purge"
 [ ! -e /var/lib/dkms/metaroce ] || fail "/var/lib/dkms/metaroce left after purge"
 [ -z "$(dkms status metaroce)" ] || fail "dkms still lists metaroce: $(dkms status metaroce)"
