@@ -107,12 +107,50 @@ mr_gid_index() {
 	fail "$1 has no IPv4-mapped GID"
 }
 
-# mr_res_count TYPE: how many objects of TYPE "rdma resource show" lists on
-# mr0/mr1.
-mr_res_count() { rdma resource show "$1" | grep -cE '(dev|link) mr[01]([ /]|$)' || :; }
+# mr_user_res TYPE: the objects of TYPE "rdma resource show" lists that
+# user space owns.  Kernel consumers' objects (ib_mad's QP1, its PD and CQs,
+# named "comm [ib_core]") live as long as the device and are left out.
+mr_user_res() { rdma resource show "$1" | grep -v 'comm \[' || :; }
+
+# mr_res_count TYPE: how many user objects of TYPE are on mr0/mr1.
+mr_res_count() { mr_user_res "$1" | grep -cE '(dev|link) mr[01]([ /]|$)' || :; }
 
 # mr_counter DEV NAME: a device counter of "rdma statistic".
 mr_counter() {
 	rdma statistic show link "$1/1" | tr ' ' '\n' |
 		awk -v n="$2" 'prev == n { print; exit } { prev = $0 }'
+}
+
+# mr_listening READY: whether the server of mr_peer listens; READY is
+# tcp:PORT (an out-of-band TCP exchange in netns mra) or cm:PORT (an
+# rdma_cm listener, seen in "rdma resource show cm_id").
+mr_listening() {
+	local port=${1#*:}
+	case $1 in
+	tcp:*) ip netns exec mra ss -ltn | grep -q ":$port " ;;
+	cm:*) rdma resource show cm_id | grep -Eq "LISTEN.* src-addr [^ ]*:$port( |$)" ;;
+	*) fail "mr_listening: $1: not tcp:PORT or cm:PORT" ;;
+	esac
+}
+
+# mr_peer TAG READY PROGRAM SERVER_ARGS... -- CLIENT_ARGS...: PROGRAM as
+# server on mr0 in netns mra and, once it listens (see mr_listening), as
+# client on mr1 in mrb; @DEV@ in the arguments becomes the side's device.
+# Output in srv-TAG.txt and cli-TAG.txt; both must exit 0.  The bounds
+# only keep a hung transfer from eating the guest's time budget.
+mr_peer() {
+	local tag=$1 ready=$2 prog=$3 srv_pid rc=0 srv_rc=0 a
+	local -a srv=() cli=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("${1//@DEV@/mr0}"); shift; done
+	[ $# -gt 0 ] && shift
+	for a in "$@"; do cli+=("${a//@DEV@/mr1}"); done
+	ip netns exec mra timeout 120 stdbuf -oL "$prog" "${srv[@]}" >"srv-$tag.txt" 2>&1 &
+	srv_pid=$!
+	vm_wait_until 30 mr_listening "$ready" ||
+		fail "$tag: $prog server did not start: $(cat "srv-$tag.txt")"
+	ip netns exec mrb timeout 120 stdbuf -oL "$prog" "${cli[@]}" >"cli-$tag.txt" 2>&1 || rc=$?
+	wait "$srv_pid" || srv_rc=$?
+	[ "$srv_rc" = 0 ] || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $srv_rc"; }
+	[ "$rc" = 0 ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc"; }
 }

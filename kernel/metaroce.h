@@ -19,6 +19,12 @@
  *   acting on it: a device on the list may still be registering or already
  *   unregistering.
  *
+ * Datagrams (metaroce_ud.c): UD and GSI QPs have no connection; a send
+ * becomes one skb at post time, queued on qp->ud_txq and transmitted by
+ * qp->ud_tx_work, because kernel consumers (ib_mad) post with interrupts
+ * disabled, where neither spin_unlock_bh() nor a transmit may run.  For
+ * the same reason the posting verbs take qp->lock with spin_lock_irqsave().
+ *
  * Data path (metaroce_qp.c, metaroce_transport.c, metaroce_net.c)
  *   Each QP's struct mrc_conn, its software send and receive queues and its
  *   state are protected by qp->lock (a BH-safe spinlock): the core is not
@@ -60,6 +66,7 @@ enum metaroce_counter {
 	METAROCE_CNT_RX_DROPPED,	/* other transport refusals */
 	METAROCE_CNT_REM_ACCESS_ERR,	/* remote writes refused */
 	METAROCE_CNT_RX_ECN_CE,		/* arrived CE-marked (MR-CC-005) */
+	METAROCE_CNT_RX_BAD_QKEY,	/* UD/GSI datagrams with a wrong Q_Key */
 	METAROCE_NUM_COUNTERS
 };
 
@@ -180,9 +187,27 @@ struct metaroce_qp {
 	u16 src_port_base;		/* UDP source port of path 0 */
 	bool dead;			/* destroy started: no more work */
 	struct hrtimer timer;		/* armed at mrc_next_deadline() */
+	/* UD and GSI QPs (metaroce_ud.c). */
+	u32 ud_psn;			/* BTH PSN of the next datagram */
+	struct sk_buff_head ud_txq;	/* built, not sent yet; own lock */
+	struct work_struct ud_tx_work;	/* sends ud_txq */
+	struct list_head gsi_node;	/* on metaroce_gsi_qps (RCU) */
 	struct sk_buff *spare_skb;	/* allocated, not filled yet */
 	refcount_t refs;		/* lookups in flight + 1 while numbered */
 	struct completion released;
+};
+
+/*
+ * An address handle: the RoCEv2 addressing of a datagram, taken from the
+ * GRH of the rdma_ah_attr (IPv4-mapped GIDs give IPv4, others IPv6).
+ */
+struct metaroce_ah {
+	struct ib_ah ib_ah;
+	bool ipv6;
+	struct in6_addr saddr, daddr;	/* IPv4: ::ffff:a.b.c.d */
+	u8 traffic_class;
+	u8 hop_limit;
+	u32 flow_label;
 };
 
 struct metaroce_ucontext {
@@ -214,6 +239,16 @@ static inline struct metaroce_cq *to_mcq(struct ib_cq *ib_cq)
 	return container_of(ib_cq, struct metaroce_cq, ib_cq);
 }
 
+static inline struct metaroce_ah *to_mah(struct ib_ah *ib_ah)
+{
+	return container_of(ib_ah, struct metaroce_ah, ib_ah);
+}
+
+static inline bool metaroce_qp_is_ud(const struct metaroce_qp *qp)
+{
+	return qp->ib_qp.qp_type == IB_QPT_UD || qp->ib_qp.qp_type == IB_QPT_GSI;
+}
+
 static inline struct metaroce_qp *to_mqp(struct ib_qp *ib_qp)
 {
 	return container_of(ib_qp, struct metaroce_qp, ib_qp);
@@ -224,6 +259,17 @@ struct metaroce_skb_cb {
 	u32 path;
 };
 #define METAROCE_SKB_CB(skb) ((struct metaroce_skb_cb *)(skb)->cb)
+
+/* What a datagram built by metaroce_ud.c carries to metaroce_ud_xmit(). */
+struct metaroce_ud_cb {
+	struct in6_addr saddr, daddr;	/* IPv4-mapped unless ipv6 */
+	u32 flow_label;
+	u16 sport;			/* UDP source port */
+	u8 traffic_class;
+	u8 hop_limit;
+	bool ipv6;
+};
+#define METAROCE_UD_CB(skb) ((struct metaroce_ud_cb *)(skb)->cb)
 
 static inline void *metaroce_wq_entry(const struct metaroce_wq *wq, u32 idx)
 {
@@ -249,6 +295,7 @@ int metaroce_mr_atomic(struct metaroce_mr *mr, u64 iova, bool cmp_swap,
 		       u64 compare_add, u64 swap, u64 *orig);
 int metaroce_mr_copy(struct metaroce_mr *mr, u64 iova, void *buf, u32 len,
 		     bool to_mr);
+struct ib_mr *metaroce_get_dma_mr(struct ib_pd *ib_pd, int access);
 
 /* metaroce_cq.c */
 extern const struct ib_device_ops metaroce_cq_ops;
@@ -259,11 +306,27 @@ void metaroce_cq_push(struct metaroce_cq *cq, const struct ib_wc *wc,
 extern const struct ib_device_ops metaroce_qp_ops;
 struct metaroce_qp *metaroce_qp_get(u32 qpn);
 void metaroce_qp_put(struct metaroce_qp *qp);
+int metaroce_check_sges(struct metaroce_qp *qp, const struct ib_sge *sg,
+			int num_sge, int access, u32 *length);
+int metaroce_gather_inline(struct metaroce_qp *qp, const struct ib_send_wr *wr,
+			   u8 *buf, u32 *length);
+
+/* metaroce_ud.c */
+extern const struct ib_device_ops metaroce_ah_ops;
+void metaroce_ud_init(struct metaroce_qp *qp);
+int metaroce_gsi_add(struct metaroce_qp *qp);
+void metaroce_gsi_del(struct metaroce_qp *qp);
+int metaroce_ud_post_send(struct metaroce_qp *qp, const struct ib_send_wr *wr);
+bool metaroce_ud_rx(struct sk_buff *skb);
+bool metaroce_is_ud_opcode(u8 opcode);
+u32 metaroce_icrc(const struct sk_buff *skb, const u8 *udp, size_t len);
 
 /* metaroce_transport.c */
 int metaroce_conn_start(struct metaroce_qp *qp);
 int metaroce_conn_start_requester(struct metaroce_qp *qp);
 void metaroce_conn_stop(struct metaroce_qp *qp);
+int metaroce_sge_copy(struct metaroce_qp *qp, const struct metaroce_sge *sge,
+		      u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr);
 void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out);
 void metaroce_qp_flush(struct metaroce_qp *qp);
 void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
@@ -280,6 +343,7 @@ extern enum mrc_mode metaroce_transport_mode;
 int metaroce_sock_get(struct metaroce_dev *mdev);
 void metaroce_sock_put(struct metaroce_dev *mdev);
 void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out);
+void metaroce_ud_xmit(struct metaroce_dev *mdev, struct sk_buff *skb);
 u16 metaroce_dst_port(void);
 enum ib_port_state metaroce_port_state(const struct net_device *ndev);
 enum ib_mtu metaroce_active_mtu(const struct net_device *ndev);

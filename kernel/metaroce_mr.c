@@ -11,9 +11,12 @@
  * of a key goes through metaroce_mr_get(), which checks the PD, the access
  * flags and the range; it runs under RCU from the receive softirq.
  *
- * A kernel DMA MR (get_dma_mr) is not offered yet: it would make ib_core
- * treat the device as a kernel verbs provider, and ib_mad would then need
- * the GSI QP (QP1), which this slice does not implement.
+ * A DMA MR (get_dma_mr) serves kernel consumers: ib_alloc_pd() takes one
+ * for the PD's local_dma_lkey.  The device uses virtual DMA (it registers
+ * without a DMA device), so the "DMA addresses" of kernel SGEs are kernel
+ * virtual addresses and a DMA MR spans all of them: it has no umem and no
+ * pages, and metaroce_mr_copy() copies to and from the address itself.
+ * Only QPs of the same PD can name it, and user PDs never hold one.
  */
 
 #include <linux/highmem.h>
@@ -78,6 +81,21 @@ static int metaroce_mr_pin_pages(struct metaroce_mr *mr)
 	return 0;
 }
 
+/* Keys and bookkeeping shared by user and DMA MRs; undone by dereg_mr. */
+static int metaroce_mr_publish(struct metaroce_mr *mr, struct ib_pd *ib_pd,
+			       int access, u64 iova, u64 length)
+{
+	mr->access = access;
+	mr->ib_mr.iova = iova;
+	mr->ib_mr.length = length;
+	refcount_set(&mr->refs, 1);
+	init_completion(&mr->released);
+	/* ib_core sets ib_mr.device/pd after we return; lookups need them. */
+	mr->ib_mr.device = ib_pd->device;
+	mr->ib_mr.pd = ib_pd;
+	return metaroce_mr_assign_key(mr);
+}
+
 struct ib_mr *metaroce_reg_user_mr(struct ib_pd *ib_pd, u64 start, u64 length,
 				   u64 iova, int access, struct ib_udata *udata)
 {
@@ -126,15 +144,7 @@ struct ib_mr *metaroce_reg_user_mr(struct ib_pd *ib_pd, u64 start, u64 length,
 	if (err)
 		goto err_umem;
 
-	mr->access = access;
-	mr->ib_mr.iova = iova;
-	mr->ib_mr.length = length;
-	refcount_set(&mr->refs, 1);
-	init_completion(&mr->released);
-	/* ib_core sets ib_mr.device/pd after we return; lookups need them. */
-	mr->ib_mr.device = ib_pd->device;
-	mr->ib_mr.pd = ib_pd;
-	err = metaroce_mr_assign_key(mr);
+	err = metaroce_mr_publish(mr, ib_pd, access, iova, length);
 	if (err)
 		goto err_pages;
 	return &mr->ib_mr;
@@ -145,6 +155,36 @@ err_umem:
 	ib_umem_release(mr->umem);
 err_free:
 	kfree(mr);
+err_count:
+	atomic_dec(&mdev->num_mr);
+	return ERR_PTR(err);
+}
+
+struct ib_mr *metaroce_get_dma_mr(struct ib_pd *ib_pd, int access)
+{
+	struct metaroce_dev *mdev = to_mdev(ib_pd->device);
+	struct metaroce_mr *mr;
+	int err;
+
+	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		       IB_ACCESS_REMOTE_READ))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (atomic_inc_return(&mdev->num_mr) > METAROCE_MAX_MR) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	err = metaroce_mr_publish(mr, ib_pd, access, 0, U64_MAX);
+	if (err) {
+		kfree(mr);
+		goto err_count;
+	}
+	return &mr->ib_mr;
+
 err_count:
 	atomic_dec(&mdev->num_mr);
 	return ERR_PTR(err);
@@ -242,6 +282,16 @@ int metaroce_mr_copy(struct metaroce_mr *mr, u64 iova, void *buf, u32 len,
 {
 	u64 off = iova - mr->ib_mr.iova + mr->page_offset;
 
+	if (!mr->umem) {
+		/* A DMA MR: @iova is a kernel virtual address. */
+		void *va = (void *)(uintptr_t)iova;
+
+		if (to_mr)
+			memcpy(va, buf, len);
+		else
+			memcpy(buf, va, len);
+		return 0;
+	}
 	while (len) {
 		unsigned long idx = off >> PAGE_SHIFT;
 		u32 in_page = off & ~PAGE_MASK;

@@ -5,17 +5,31 @@
  * notifier only announces changes to ib_core and tears the device down
  * when its netdev goes away.
  *
- * UDP: one kernel UDP tunnel socket per network namespace, bound to the
- * destination port of the transport mode, shared (refcounted) by the
- * devices whose netdev lives in that namespace, so that two devices in two
- * namespaces of one host talk to each other like two hosts.  Received
- * datagrams are demultiplexed by destination QPN (module-wide, so unique
- * across devices).  A namespace that goes away takes its socket with it
- * (pernet exit); devices still referring to it drop what they send.
+ * UDP: kernel UDP tunnel sockets per network namespace, shared
+ * (refcounted) by the devices whose netdev lives in that namespace, so
+ * that two devices in two namespaces of one host talk to each other like
+ * two hosts.  Received datagrams are demultiplexed by destination QPN
+ * (module-wide, so unique across devices; QP1 by the receiving netdev).
+ * A namespace that goes away takes its sockets with it (pernet exit);
+ * devices still referring to them drop what they send.
+ *
+ * Port 4791 (MR-COMPAT-008): UD and GSI datagrams are IBTA RoCEv2 in both
+ * wire modes, so each namespace has an IPv4 and an IPv6 socket on 4791.
+ * In RoCEv2 mode the IPv4 one is also the RC socket, and a datagram's BTH
+ * opcode tells UD (0x64/0x65) from RC; in MetaRoCE mode RC has its own
+ * port (4793) and 4791 carries only UD.  A port can be bound once per
+ * namespace: where rdma_rxe (whose sockets live in init_net) or anything
+ * else holds 4791 first, a RoCEv2-mode device cannot be created
+ * (-EADDRINUSE), and a MetaRoCE-mode device is created without UD: its UD
+ * and GSI datagrams are counted as tx_errors, and rdma_cm cannot reach it.
+ * Load rdma_rxe first to keep it working next to a MetaRoCE-mode device.
  */
 
 #include <linux/rtnetlink.h>
+#include <net/addrconf.h>
 #include <net/inet_ecn.h>
+#include <net/ip6_checksum.h>
+#include <net/ip6_route.h>
 #include <net/net_namespace.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
@@ -154,7 +168,9 @@ struct metaroce_sock {
 	struct list_head list;		/* on metaroce_socks */
 	struct net *net;		/* not a reference: see pernet exit */
 	unsigned int users;		/* devices; metaroce_socks_lock */
-	struct socket __rcu *sock;	/* NULL once the netns exits */
+	struct socket __rcu *sock;	/* RC; NULL once the netns exits */
+	/* UDP 4791 (UD, GSI); ud4 is sock in RoCEv2 mode; NULL if busy. */
+	struct socket __rcu *ud4, *ud6;
 };
 
 /* Protects metaroce_socks and every metaroce_sock's users and sock. */
@@ -224,24 +240,118 @@ drop:
 	return 0;
 }
 
-static int metaroce_sock_create(struct net *net, struct socket **sockp)
+/*
+ * encap_rcv of the sockets on UDP 4791: UD datagrams for metaroce_ud.c,
+ * RoCEv2-mode RC packets (IPv4 only) for the connection of their QP.
+ */
+static int metaroce_roce_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	if (skb_linearize(skb) ||
+	    skb->len < sizeof(struct udphdr) + MR_BTH_LEN)
+		goto drop;
+	if (metaroce_is_ud_opcode(skb->data[sizeof(struct udphdr)])) {
+		if (!metaroce_ud_rx(skb))
+			goto drop;
+		consume_skb(skb);
+		return 0;
+	}
+	if (metaroce_transport_mode == MRC_MODE_ROCEV2 &&
+	    sk->sk_family == AF_INET)
+		return metaroce_udp_encap_recv(sk, skb);
+drop:
+	if (sk->sk_family == AF_INET)
+		__UDP_INC_STATS(sock_net(sk), UDP_MIB_INERRORS, 0);
+	else
+		__UDP6_INC_STATS(sock_net(sk), UDP_MIB_INERRORS, 0);
+	kfree_skb(skb);
+	return 0;
+}
+
+static int metaroce_sock_create(struct net *net, int family, u16 port,
+				struct socket **sockp)
 {
 	struct udp_port_cfg port_cfg = {
-		.family = AF_INET,
-		.local_ip.s_addr = htonl(INADDR_ANY),
-		.local_udp_port = htons(metaroce_dst_port()),
+		.family = family,
+		.local_udp_port = htons(port),
+		/* RoCEv2 senders may leave the IPv6 UDP checksum zero. */
+		.ipv6_v6only = 1,
 	};
 	struct udp_tunnel_sock_cfg tun_cfg = {
 		.encap_type = 1,
-		.encap_rcv = metaroce_udp_encap_recv,
+		.encap_rcv = port == MR_ROCEV2_UDP_PORT ?
+				     metaroce_roce_encap_recv :
+				     metaroce_udp_encap_recv,
 	};
 	int err;
 
+	if (family == AF_INET)
+		port_cfg.local_ip.s_addr = htonl(INADDR_ANY);
+	else
+		port_cfg.local_ip6 = in6addr_any;
 	err = udp_sock_create(net, &port_cfg, sockp);
 	if (err)
 		return err;
 	setup_udp_tunnel_sock(net, *sockp, &tun_cfg);
 	return 0;
+}
+
+/*
+ * The UD sockets of a new metaroce_sock (see the top of the file); a busy
+ * port leaves the pointer NULL.
+ */
+static void metaroce_ud_socks_create(struct metaroce_sock *ms,
+				     struct socket *rc_sock)
+{
+	struct socket *sock;
+	int err;
+
+	if (metaroce_transport_mode == MRC_MODE_ROCEV2) {
+		rcu_assign_pointer(ms->ud4, rc_sock);
+	} else {
+		err = metaroce_sock_create(ms->net, AF_INET,
+					   MR_ROCEV2_UDP_PORT, &sock);
+		if (err)
+			pr_info("rdma_metaroce: UDP port %u (IPv4) unavailable in this network namespace (%d): no UD or GSI (rdma_cm) over IPv4\n",
+				MR_ROCEV2_UDP_PORT, err);
+		else
+			rcu_assign_pointer(ms->ud4, sock);
+	}
+	err = metaroce_sock_create(ms->net, AF_INET6, MR_ROCEV2_UDP_PORT,
+				   &sock);
+	if (err && err != -EAFNOSUPPORT)
+		pr_info("rdma_metaroce: UDP port %u (IPv6) unavailable in this network namespace (%d): no UD or GSI over IPv6\n",
+			MR_ROCEV2_UDP_PORT, err);
+	else if (!err)
+		rcu_assign_pointer(ms->ud6, sock);
+}
+
+/*
+ * Take the sockets of @ms out of service and release them.  The caller
+ * holds metaroce_socks_lock and has made @ms unreachable or is the pernet
+ * exit; readers use RCU.
+ */
+static void metaroce_socks_release(struct metaroce_sock *ms)
+{
+	struct socket *rc, *ud4, *ud6;
+
+	rc = rcu_dereference_protected(ms->sock,
+				       lockdep_is_held(&metaroce_socks_lock));
+	ud4 = rcu_dereference_protected(ms->ud4,
+					lockdep_is_held(&metaroce_socks_lock));
+	ud6 = rcu_dereference_protected(ms->ud6,
+					lockdep_is_held(&metaroce_socks_lock));
+	RCU_INIT_POINTER(ms->sock, NULL);
+	RCU_INIT_POINTER(ms->ud4, NULL);
+	RCU_INIT_POINTER(ms->ud6, NULL);
+	if (!rc && !ud4 && !ud6)
+		return;
+	synchronize_rcu();
+	if (rc)
+		udp_tunnel_sock_release(rc);
+	if (ud4 && ud4 != rc)
+		udp_tunnel_sock_release(ud4);
+	if (ud6)
+		udp_tunnel_sock_release(ud6);
 }
 
 /* Attach @mdev to the socket of its netdev's namespace.  Process context. */
@@ -265,7 +375,7 @@ int metaroce_sock_get(struct metaroce_dev *mdev)
 		err = -ENOMEM;
 		goto unlock;
 	}
-	err = metaroce_sock_create(net, &sock);
+	err = metaroce_sock_create(net, AF_INET, metaroce_dst_port(), &sock);
 	if (err) {
 		kfree(ms);
 		goto unlock;
@@ -273,6 +383,7 @@ int metaroce_sock_get(struct metaroce_dev *mdev)
 	ms->net = net;
 	ms->users = 1;
 	rcu_assign_pointer(ms->sock, sock);
+	metaroce_ud_socks_create(ms, sock);
 	list_add(&ms->list, &metaroce_socks);
 out:
 	mdev->sock = ms;
@@ -284,7 +395,6 @@ unlock:
 void metaroce_sock_put(struct metaroce_dev *mdev)
 {
 	struct metaroce_sock *ms = mdev->sock;
-	struct socket *sock;
 
 	if (!ms)
 		return;
@@ -295,11 +405,8 @@ void metaroce_sock_put(struct metaroce_dev *mdev)
 		return;
 	}
 	list_del(&ms->list);
-	sock = rcu_dereference_protected(ms->sock,
-					 lockdep_is_held(&metaroce_socks_lock));
+	metaroce_socks_release(ms);
 	mutex_unlock(&metaroce_socks_lock);
-	if (sock)
-		udp_tunnel_sock_release(sock);
 	/* metaroce_xmit() reads ms->sock under RCU. */
 	kfree_rcu_mightsleep(ms);
 }
@@ -346,24 +453,119 @@ err:
 	rcu_read_unlock_bh();
 }
 
+/*
+ * A datagram built by metaroce_ud.c (UDP payload from the BTH to the
+ * ICRC, addressing in METAROCE_UD_CB): route it, put the UDP and IP
+ * headers in front, fill in the ICRC and send it.  Process context (the
+ * QP's ud_tx_work).
+ */
+void metaroce_ud_xmit(struct metaroce_dev *mdev, struct sk_buff *skb)
+{
+	struct metaroce_ud_cb cb = *METAROCE_UD_CB(skb);
+	struct net_device *ndev = mdev->ndev;
+	struct net *net = dev_net(ndev);
+	struct dst_entry *dst;
+	struct socket *sock = NULL;
+	struct udphdr *uh;
+	int err;
+
+	rcu_read_lock();
+	if (mdev->sock)
+		sock = cb.ipv6 ? rcu_dereference(mdev->sock->ud6) :
+				 rcu_dereference(mdev->sock->ud4);
+	if (!sock)
+		goto drop;
+	if (!cb.ipv6) {
+		struct flowi4 fl4 = {
+			.flowi4_oif = ndev->ifindex,
+			.flowi4_proto = IPPROTO_UDP,
+			.daddr = cb.daddr.s6_addr32[3],
+			.saddr = cb.saddr.s6_addr32[3],
+		};
+		struct rtable *rt = ip_route_output_key(net, &fl4);
+
+		if (IS_ERR(rt))
+			goto drop;
+		dst = &rt->dst;
+	} else {
+		struct flowi6 fl6 = {
+			.flowi6_oif = ndev->ifindex,
+			.flowi6_proto = IPPROTO_UDP,
+			.daddr = cb.daddr,
+			.saddr = cb.saddr,
+		};
+
+		dst = ipv6_stub->ipv6_dst_lookup_flow(net, sock->sk, &fl6,
+						      NULL);
+		if (IS_ERR(dst))
+			goto drop;
+	}
+	skb_dst_set(skb, dst);
+	memset(skb->cb, 0, sizeof(skb->cb));	/* IPCB / IP6CB from here */
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(cb.sport);
+	uh->dest = htons(MR_ROCEV2_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+	if (!cb.ipv6) {
+		struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+		skb_reset_network_header(skb);
+		iph->version = 4;
+		iph->ihl = sizeof(*iph) / 4;
+		iph->tos = cb.traffic_class;
+		iph->tot_len = htons(skb->len);
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = cb.hop_limit ?: ip4_dst_hoplimit(dst);
+		iph->protocol = IPPROTO_UDP;
+		iph->saddr = cb.saddr.s6_addr32[3];
+		iph->daddr = cb.daddr.s6_addr32[3];
+		/* The ICRC covers the identification: choose it now. */
+		__ip_select_ident(net, iph, 1);
+		skb->protocol = htons(ETH_P_IP);
+	} else {
+		struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+		skb_reset_network_header(skb);
+		ip6_flow_hdr(ip6h, cb.traffic_class, htonl(cb.flow_label));
+		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = cb.hop_limit ?: ip6_dst_hoplimit(dst);
+		ip6h->saddr = cb.saddr;
+		ip6h->daddr = cb.daddr;
+		skb->protocol = htons(ETH_P_IPV6);
+	}
+	put_unaligned_le32(metaroce_icrc(skb, (u8 *)uh, ntohs(uh->len)),
+			   skb_tail_pointer(skb) - 4);
+	if (cb.ipv6)
+		/* IPv6 needs a UDP checksum; it covers the ICRC. */
+		udp6_set_csum(false, skb, &cb.saddr, &cb.daddr,
+			      ntohs(uh->len));
+	if (cb.ipv6)
+		err = ip6_local_out(net, sock->sk, skb);
+	else
+		err = ip_local_out(net, sock->sk, skb);
+	rcu_read_unlock();
+	metaroce_count(mdev, net_xmit_eval(err) ? METAROCE_CNT_TX_ERRORS :
+						  METAROCE_CNT_TX_PACKETS);
+	return;
+drop:
+	rcu_read_unlock();
+	metaroce_count(mdev, METAROCE_CNT_TX_ERRORS);
+	kfree_skb(skb);
+}
+
 /* A namespace is going away: its sockets go with it. */
 static void __net_exit metaroce_net_ns_exit(struct net *net)
 {
 	struct metaroce_sock *ms;
-	struct socket *sock;
 
 	mutex_lock(&metaroce_socks_lock);
-	list_for_each_entry(ms, &metaroce_socks, list) {
-		if (!net_eq(ms->net, net))
-			continue;
-		sock = rcu_dereference_protected(ms->sock,
-				lockdep_is_held(&metaroce_socks_lock));
-		RCU_INIT_POINTER(ms->sock, NULL);
-		if (sock) {
-			synchronize_rcu();
-			udp_tunnel_sock_release(sock);
-		}
-	}
+	list_for_each_entry(ms, &metaroce_socks, list)
+		if (net_eq(ms->net, net))
+			metaroce_socks_release(ms);
 	mutex_unlock(&metaroce_socks_lock);
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * MetaRoCE: RC queue pairs: create/modify/query/destroy and the posting
- * verbs.
+ * MetaRoCE: queue pairs: create/modify/query/destroy and the posting
+ * verbs.  RC QPs are carried by the transport core (metaroce_transport.c);
+ * UD and GSI QPs send and receive datagrams (metaroce_ud.c) and share the
+ * state machine, the receive queue and the flush logic of this file.
  *
  * A QP keeps its work requests in software queues of the depth the
  * consumer asked for (up to METAROCE_MAX_QP_WR); the transport core, whose
@@ -20,7 +22,8 @@
  *
  * Locking: qp->state_mutex serialises modify/query against each other;
  * qp->lock protects the queues, the state and the connection (see
- * metaroce.h).
+ * metaroce.h).  post_recv and the UD post_send take it with
+ * spin_lock_irqsave(): kernel consumers may post with interrupts off.
  */
 
 #include <linux/uaccess.h>
@@ -92,8 +95,19 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
-	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
-	    init->rwq_ind_tbl)
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		/* QP1 belongs to ib_mad; user space reaches it through umad. */
+		if (udata || init->port_num != METAROCE_PORT)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->srq || init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	err = metaroce_check_cap(cap);
 	if (err)
@@ -113,6 +127,7 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->mode = metaroce_transport_mode;
+	metaroce_ud_init(qp);
 
 	cap->max_send_sge = max_t(u32, cap->max_send_sge, 1);
 	cap->max_recv_sge = max_t(u32, cap->max_recv_sge, 1);
@@ -136,12 +151,22 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 		}
 	}
 
-	err = xa_alloc_cyclic(&metaroce_qps, &qpn, qp,
-			      XA_LIMIT(METAROCE_FIRST_QPN, METAROCE_LAST_QPN),
-			      &metaroce_next_qpn, GFP_KERNEL);
-	if (err < 0)
-		goto err_inline;
-	ib_qp->qp_num = qpn;
+	if (init->qp_type == IB_QPT_GSI) {
+		/* QP1 is found by the receiving netdev, not by number. */
+		err = metaroce_gsi_add(qp);
+		if (err)
+			goto err_inline;
+		ib_qp->qp_num = 1;
+		qpn = 1;
+	} else {
+		err = xa_alloc_cyclic(&metaroce_qps, &qpn, qp,
+				      XA_LIMIT(METAROCE_FIRST_QPN,
+					       METAROCE_LAST_QPN),
+				      &metaroce_next_qpn, GFP_KERNEL);
+		if (err < 0)
+			goto err_inline;
+		ib_qp->qp_num = qpn;
+	}
 	/* The spread of UDP source ports over this QP's paths. */
 	qp->src_port_base = 0xc000 + ((qpn * MRC_MAX_PATHS) & 0x3fff);
 
@@ -150,6 +175,8 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	cap->max_recv_wr = qp->rq.size;
 	qp->attr.cap = *cap;
 	qp->attr.qp_state = IB_QPS_RESET;
+	/* GSI QPs never get IB_QP_PORT: ib_mad names the port at creation. */
+	qp->attr.port_num = init->port_num ?: METAROCE_PORT;
 	return 0;
 
 err_inline:
@@ -168,7 +195,10 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	struct metaroce_qp *qp = to_mqp(ib_qp);
 
 	/* No new lookups from the receive path, then wait for running ones. */
-	xa_erase(&metaroce_qps, ib_qp->qp_num);
+	if (ib_qp->qp_type == IB_QPT_GSI)
+		metaroce_gsi_del(qp);
+	else
+		xa_erase(&metaroce_qps, ib_qp->qp_num);
 	metaroce_qp_put(qp);
 	wait_for_completion(&qp->released);
 
@@ -176,6 +206,8 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	qp->dead = true;	/* the timer does not re-arm itself */
 	spin_unlock_bh(&qp->lock);
 	hrtimer_cancel(&qp->timer);
+	cancel_work_sync(&qp->ud_tx_work);
+	skb_queue_purge(&qp->ud_txq);
 
 	metaroce_conn_stop(qp);
 	kfree_skb(qp->spare_skb);
@@ -210,6 +242,10 @@ static int metaroce_check_attr(struct metaroce_qp *qp,
 	if ((mask & IB_QP_PKEY_INDEX) &&
 	    attr->pkey_index >= METAROCE_PORT_PKEY_TBL_LEN)
 		return -EINVAL;
+	/*
+	 * REMOTE_ATOMIC only permits what the device's atomic_cap allows;
+	 * ib_cm grants it to every connection with responder resources.
+	 */
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
 				       IB_ACCESS_REMOTE_WRITE |
@@ -312,12 +348,13 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	err = -EINVAL;
 	if (cur != qp->state ||
-	    !ib_modify_qp_is_ok(cur, new, IB_QPT_RC, mask))
+	    !ib_modify_qp_is_ok(cur, new, ib_qp->qp_type, mask))
 		goto out;
 	err = metaroce_check_attr(qp, attr, mask, &saddr, &daddr);
 	if (err)
 		goto out;
-	if (cur == IB_QPS_INIT && new == IB_QPS_RTR) {
+	if (!metaroce_qp_is_ud(qp) && cur == IB_QPS_INIT &&
+	    new == IB_QPS_RTR) {
 		conn = kvzalloc(mrc_conn_size(), GFP_KERNEL);
 		err = -ENOMEM;
 		if (!conn)
@@ -341,6 +378,8 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 		}
 	} else if (cur == IB_QPS_RTR && new == IB_QPS_RTS && qp->conn) {
 		err = metaroce_conn_start_requester(qp);
+	} else if (cur == IB_QPS_RTR && new == IB_QPS_RTS) {
+		qp->ud_psn = qp->attr.sq_psn;	/* UD, GSI */
 	}
 	if (!err) {
 		qp->state = new;
@@ -381,7 +420,7 @@ static int metaroce_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	mutex_unlock(&qp->state_mutex);
 
 	memset(init, 0, sizeof(*init));
-	init->qp_type = IB_QPT_RC;
+	init->qp_type = ib_qp->qp_type;
 	init->send_cq = ib_qp->send_cq;
 	init->recv_cq = ib_qp->recv_cq;
 	init->cap = attr->cap;
@@ -391,9 +430,8 @@ static int metaroce_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 }
 
 /* Validate the SGEs of a WR against the MRs of the QP's PD. */
-static int metaroce_check_sges(struct metaroce_qp *qp,
-			       const struct ib_sge *sg, int num_sge,
-			       int access, u32 *length)
+int metaroce_check_sges(struct metaroce_qp *qp, const struct ib_sge *sg,
+			int num_sge, int access, u32 *length)
 {
 	u64 total = 0;
 	int i;
@@ -429,9 +467,8 @@ static void metaroce_copy_sges(struct metaroce_sge *dst,
 }
 
 /* Gather the inline payload of @wr into @buf (user or kernel memory). */
-static int metaroce_gather_inline(struct metaroce_qp *qp,
-				  const struct ib_send_wr *wr, u8 *buf,
-				  u32 *length)
+int metaroce_gather_inline(struct metaroce_qp *qp, const struct ib_send_wr *wr,
+			   u8 *buf, u32 *length)
 {
 	u32 total = 0;
 	int i;
@@ -567,7 +604,10 @@ static int metaroce_post_send(struct ib_qp *ib_qp,
 
 	__skb_queue_head_init(&out);
 	for (; wr; wr = wr->next) {
-		err = metaroce_post_one_send(qp, wr, &out);
+		if (metaroce_qp_is_ud(qp))
+			err = metaroce_ud_post_send(qp, wr);
+		else
+			err = metaroce_post_one_send(qp, wr, &out);
 		if (err) {
 			*bad_wr = wr;
 			break;
@@ -582,6 +622,7 @@ static int metaroce_post_one_recv(struct metaroce_qp *qp,
 				  struct sk_buff_head *out)
 {
 	struct metaroce_rwqe *wqe;
+	unsigned long flags;
 	u32 length;
 	int err;
 
@@ -592,7 +633,7 @@ static int metaroce_post_one_recv(struct metaroce_qp *qp,
 	if (err)
 		return err;
 
-	spin_lock_bh(&qp->lock);
+	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_RESET) {
 		err = -EINVAL;
 		goto unlock;
@@ -617,7 +658,7 @@ static int metaroce_post_one_recv(struct metaroce_qp *qp,
 	else
 		metaroce_qp_run(qp, out);
 unlock:
-	spin_unlock_bh(&qp->lock);
+	spin_unlock_irqrestore(&qp->lock, flags);
 	return err;
 }
 

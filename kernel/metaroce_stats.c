@@ -16,6 +16,7 @@ static const struct rdma_stat_desc metaroce_stat_descs[] = {
 	[METAROCE_CNT_RX_DROPPED].name = "rx_dropped",
 	[METAROCE_CNT_REM_ACCESS_ERR].name = "rem_access_err",
 	[METAROCE_CNT_RX_ECN_CE].name = "rx_ecn_ce",
+	[METAROCE_CNT_RX_BAD_QKEY].name = "rx_bad_qkey",
 };
 static_assert(ARRAY_SIZE(metaroce_stat_descs) == METAROCE_NUM_COUNTERS);
 

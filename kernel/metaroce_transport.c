@@ -47,9 +47,8 @@ static_assert(METAROCE_MAX_QP_INIT_RD_ATOM <= MRC_MAX_RD_ATOMIC);
  * Copy between @buf and the SGE list @sge of a WR, starting at byte
  * @offset of the message.  @to_mr: buf -> memory (needs local write).
  */
-static int metaroce_sge_copy(struct metaroce_qp *qp,
-			     const struct metaroce_sge *sge, u32 num_sge,
-			     u32 offset, void *buf, u32 len, bool to_mr)
+int metaroce_sge_copy(struct metaroce_qp *qp, const struct metaroce_sge *sge,
+		      u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr)
 {
 	u32 i;
 

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * MetaRoCE: the ib_device, its query verbs, user contexts and protection
- * domains; the other objects live in metaroce_{mr,cq,qp}.c.
+ * domains; the other objects live in metaroce_{mr,cq,qp,ud}.c.
  *
- * get_dma_mr is deliberately absent (see metaroce_mr.c): ib_core then
- * marks the device as no kernel verbs provider, so the in-kernel clients
- * that need the GSI QP (ib_mad, ib_cm, IPoIB, ...) leave it alone until
- * UD/GSI QPs exist.
+ * With get_dma_mr ib_core treats the device as a kernel verbs provider:
+ * ib_mad creates the GSI QP (metaroce_ud.c) and ib_cm / rdma_cm run
+ * their connection setup over it.
  */
 
 #include <linux/sysfs.h>
@@ -212,6 +211,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 
 	.alloc_pd = metaroce_alloc_pd,
 	.dereg_mr = metaroce_dereg_mr,
+	.get_dma_mr = metaroce_get_dma_mr,
 	.alloc_ucontext = metaroce_alloc_ucontext,
 	.dealloc_driver = metaroce_dealloc_driver,
 	.dealloc_pd = metaroce_dealloc_pd,
@@ -265,6 +265,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	strscpy(ib_dev->node_desc, "MetaRoCE", sizeof(ib_dev->node_desc));
 	/* From here on, ib_dealloc_device() calls metaroce_dealloc_driver(). */
 	ib_set_device_ops(ib_dev, &metaroce_dev_ops);
+	ib_set_device_ops(ib_dev, &metaroce_ah_ops);
 	ib_set_device_ops(ib_dev, &metaroce_cq_ops);
 	ib_set_device_ops(ib_dev, &metaroce_qp_ops);
 	ib_set_device_ops(ib_dev, &metaroce_stats_ops);

@@ -41,9 +41,13 @@ long kernel_pd_count(const std::string &dev)
 
 	if (!p)
 		return -1;
-	/* One "dev <name> ..." line per PD. */
+	/*
+	 * One "dev <name> ..." line per PD; kernel consumers' PDs (ib_mad's,
+	 * "comm [ib_core]") are not ours to count.
+	 */
 	while (std::fgets(line, sizeof(line), p))
-		if (std::strncmp(line, "dev ", 4) == 0)
+		if (std::strncmp(line, "dev ", 4) == 0 &&
+		    !std::strstr(line, "comm ["))
 			n++;
 	return pclose(p) == 0 ? n : -1;
 }

@@ -123,7 +123,7 @@ cat async.txt
 kill "$watch_pid" # it keeps waiting for events after DEVICE_FATAL
 wait "$watch_pid" || :
 hold_stop
-[ -z "$(rdma resource show pd)" ] || fail "PDs left: $(rdma resource show pd)"
+[ -z "$(mr_user_res pd)" ] || fail "PDs left: $(rdma resource show pd)"
 
 step "module unload with the device open"
 # With disassociate_ucontext an open context does not pin the module:
