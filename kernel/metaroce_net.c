@@ -13,7 +13,7 @@
  * A namespace that goes away takes its sockets with it (pernet exit);
  * devices still referring to them drop what they send.
  *
- * Port 4791 (MR-COMPAT-008): UD and GSI datagrams are IBTA RoCEv2 in both
+ * Port 4791 (MR-COMPAT-010): UD and GSI datagrams are IBTA RoCEv2 in both
  * wire modes, so each namespace has an IPv4 and an IPv6 socket on 4791.
  * In RoCEv2 mode the IPv4 one is also the RC socket, and a datagram's BTH
  * opcode tells UD (0x64/0x65) from RC; in MetaRoCE mode RC has its own

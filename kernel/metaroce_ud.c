@@ -2,7 +2,7 @@
 /*
  * MetaRoCE: unreliable datagram QPs, the GSI QP (QP1) and address handles.
  *
- * MetaRoCE defines no datagram transport of its own (MR-COMPAT-008): UD
+ * MetaRoCE defines no datagram transport of its own (MR-COMPAT-010): UD
  * and GSI QPs speak IBTA RoCEv2 UD in both wire modes of the module, so
  * rdma_cm's connection management and UD applications meet any RoCEv2
  * peer.  A datagram is

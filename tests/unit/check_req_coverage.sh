@@ -3,7 +3,7 @@
 # Requirement traceability check.
 #   check_req_coverage.sh SPEC_DIR TEST_DIR...
 # Fails unless every requirement ID defined in SPEC_DIR/*.md (as **MR-X-NNN**)
-# is cited on a "covers:" line of some TEST_DIR/*.c, every cited ID is
+# is cited on a "covers:" line of some TEST_DIR/*.{c,cpp,sh}, every cited ID is
 # defined, and SPEC_DIR/README.md (if present) indexes exactly the defined IDs.
 set -euo pipefail
 
@@ -12,7 +12,9 @@ shift
 id='MR-[A-Z]+-[0-9]{3}'
 
 defined=$(cat "$spec"/*.md | grep -oE "\*\*$id\*\*" | tr -d '*' | sort -u)
-cited=$(for d in "$@"; do cat "$d"/*.c; done | grep 'covers:' |
+# C and C++ tests and the guest test scripts.
+cited=$(find "$@" -maxdepth 1 -type f \( -name '*.c' -o -name '*.cpp' -o -name '*.sh' \) \
+	-exec cat {} + | grep 'covers:' |
 	grep -oE "$id" | sort -u)
 status=0
 

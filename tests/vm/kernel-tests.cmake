@@ -11,6 +11,8 @@ if(METAROCE_BUILD_PROVIDER)
 	# Userspace verbs through the provider built in this tree; rc: the
 	# unmodified ibv_rc_pingpong and perftest, in both wire modes.
 	list(APPEND _metaroce_kernel_tests verbs rc rc_rocev2)
+	# ud: UD QPs, the GSI QP1 and rdma_cm programs, in both wire modes.
+	list(APPEND _metaroce_kernel_tests ud ud_rocev2)
 endif()
 
 foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)

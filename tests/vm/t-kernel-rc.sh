@@ -37,24 +37,13 @@ vm_install_provider "$build" || fail "installing the provider"
 gid=$(mr_gid_index mr0)
 [ "$(mr_gid_index mr1)" = "$gid" ] || fail "mr0 and mr1 list their IPv4 GIDs at different indexes"
 
-# peer TAG PROGRAM ARGS...: PROGRAM as server on mr0 in mra and as client
-# on mr1 in mrb (ARGS with @DEV@ replaced by the side's device, plus the
-# server address for the client); both must exit 0.  The bound only keeps a
-# hung transfer from eating the guest's time budget.
+# peer TAG PROGRAM ARGS...: PROGRAM as server on mr0 and as client on mr1
+# with the same ARGS (plus the server address for the client); the server
+# listens on TCP 18515 for the out-of-band exchange.
 peer() {
-	local tag=$1 prog=$2 srv_pid rc=0
+	local tag=$1 prog=$2
 	shift 2
-	ip netns exec mra timeout 120 stdbuf -oL "$prog" "${@//@DEV@/mr0}" >"srv-$tag.txt" 2>&1 &
-	srv_pid=$!
-	# The server listens on TCP 18515 for the out-of-band exchange.
-	vm_wait_until 30 ip netns exec mra sh -c 'ss -ltn | grep -q ":18515 "' ||
-		fail "$tag: $prog server did not start: $(cat "srv-$tag.txt")"
-	ip netns exec mrb timeout 120 stdbuf -oL "$prog" "${@//@DEV@/mr1}" "$server" \
-		>"cli-$tag.txt" 2>&1 || rc=$?
-	local srv_rc=0
-	wait "$srv_pid" || srv_rc=$?
-	[ "$srv_rc" = 0 ] || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $srv_rc"; }
-	[ "$rc" = 0 ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc"; }
+	mr_peer "$tag" tcp:18515 "$prog" "$@" -- "$@" "$server"
 }
 
 # pingpong TAG SIZE: ibv_rc_pingpong, buffers checked by the receivers.
