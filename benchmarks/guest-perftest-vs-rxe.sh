@@ -20,8 +20,11 @@ losses=("$@")
 [ "$GUEST_COUNT" = 2 ] || fail "run with --guests 2"
 vm_load_module "$(mr_ko "$build")" || fail "loading rdma_metaroce"
 vm_install_provider "$build" || fail "installing the provider"
-rdma link add mr0 type metaroce netdev eth0 || fail "rdma link add mr0"
+# rdma_rxe binds UDP 4791 when it loads and fails if that port is taken;
+# a MetaRoCE-mode device that finds it taken runs without UD/GSI (RC on
+# 4793 is all perftest needs here), so rxe goes first.
 vm_rxe_add rxe0 eth0 || fail "rxe0"
+rdma link add mr0 type metaroce netdev eth0 || fail "rdma link add mr0"
 mr_wait "mr0 ACTIVE" grep -q ACTIVE /sys/class/infiniband/mr0/ports/1/state
 vm_wait_for_peer 60 || fail "peer unreachable"
 
