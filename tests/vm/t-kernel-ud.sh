@@ -52,8 +52,8 @@ ip -n mra addr add fd88::1/64 dev veth0 nodad || fail "IPv6 address mra"
 ip -n mrb addr add fd88::2/64 dev veth0 nodad || fail "IPv6 address mrb"
 gid_of() {
 	local g
-	for g in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		[ "$(cat "$g")" = "$2" ] || continue
+	# One grep over the 1024 entries: a process per entry is slow in TCG.
+	for g in $(grep -lx "$2" /sys/class/infiniband/"$1"/ports/1/gids/* 2>/dev/null); do
 		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/${g##*/}")" = "RoCE v2" ] &&
 			{ echo "${g##*/}"; return 0; }
 	done

@@ -23,6 +23,9 @@ provider=$build/providers/metaroce/libmetaroce-rdmav34.so
 [ -f "$provider" ] || fail "$provider not built"
 
 mr_load "$ko"
+# rdma_rxe binds UDP 4791 when it loads and fails if it is taken; a
+# MetaRoCE-mode device binds it for UD only if it is free, so rxe first.
+modprobe rdma_rxe
 mr_veth mrv0 mrv1
 rdma link add "$dev" type metaroce netdev mrv0
 rdma link show "$dev/1"
@@ -46,7 +49,6 @@ if declare -F vm_install_provider >/dev/null; then
 fi
 
 # A soft-RoCE device next to ours: each provider must claim only its own.
-modprobe rdma_rxe
 rdma link add rxe0 type rxe netdev mrv1
 
 step ibv_devices
