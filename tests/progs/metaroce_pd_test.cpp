@@ -42,12 +42,11 @@ long kernel_pd_count(const std::string &dev)
 	if (!p)
 		return -1;
 	/*
-	 * One "dev <name> ..." line per PD; kernel consumers' PDs (ib_mad's,
-	 * "comm [ib_core]") are not ours to count.
+	 * One "dev <name> ..." line per PD, kernel consumers' included
+	 * (ib_mad's holds one of max_pd too); callers compare with a base.
 	 */
 	while (std::fgets(line, sizeof(line), p))
-		if (std::strncmp(line, "dev ", 4) == 0 &&
-		    !std::strstr(line, "comm ["))
+		if (std::strncmp(line, "dev ", 4) == 0)
 			n++;
 	return pclose(p) == 0 ? n : -1;
 }
