@@ -16,7 +16,8 @@
 #     with EMSGSIZE;
 #   - ibv_ud_pingpong at several sizes up to the path MTU;
 #   - rdma_cm (ib_cm over the GSI QP1, then RC QPs moved to RTR/RTS with
-#     the attributes the kernel computes): ucmatose, ib_send_bw -R,
+#     the attributes the kernel computes): ucmatose, rping -v -V -C 1000,
+#     ib_send_bw -R,
 #     ib_write_bw -R and ib_send_lat -R;
 # afterwards "rdma resource" lists no user QP, CQ, MR or PD of mr0/mr1
 # (ib_mad's own QP1, PD and CQ stay with the device), no CRC or malformed
@@ -86,6 +87,13 @@ step "ucmatose (rdma_cm, RC)"
 mr_peer ucmatose cm:7471 ucmatose -b "$server" -- -s "$server"
 grep -q "test complete" "cli-ucmatose.txt" || fail "ucmatose: no 'test complete'"
 grep -q "test complete" "srv-ucmatose.txt" || fail "ucmatose server: no 'test complete'"
+
+step "rping -v -V -C 1000 (rdma_cm, RC SEND, READ and WRITE)"
+mr_peer rping cm:7174 rping -s -a "$server" -v -V -C 1000 -- -c -a "$server" -v -V -C 1000
+# -V: each side compares the buffers; -v prints the pattern of every ping.
+n=$(grep -cE '^ping data: rdma-ping-[0-9]+: ' "cli-rping.txt") || :
+[ "$n" = 1000 ] || fail "rping client printed $n pings, expected 1000"
+grep -q "ping data: rdma-ping-999: " "cli-rping.txt" || fail "rping: no ping 999"
 
 # perf_cm PROGRAM SIZE: a perftest program over rdma_cm (-R); its result
 # row must be there.
