@@ -523,6 +523,14 @@ void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
 	}
 
 	deadline = mrc_next_deadline(qp->conn);
+	/*
+	 * A run that used its whole budget may leave packets the window
+	 * already allows; the core's deadline does not cover those (it names
+	 * timers only), so come back for them after a short pause instead of
+	 * waiting for the next received packet or a retransmission timer.
+	 */
+	if (budget < 0 && deadline > now + METAROCE_RERUN_NS)
+		deadline = now + METAROCE_RERUN_NS;
 	if (deadline == U64_MAX)
 		return;
 	if (deadline <= now)
