@@ -121,6 +121,34 @@ mr_counter() {
 		awk -v n="$2" 'prev == n { print; exit } { prev = $0 }'
 }
 
+# mr_check_clean_end: after the programs exited, no user QP, CQ, MR or PD
+# is left on mr0/mr1 and neither device counted a CRC, malformed-packet or
+# transmit error; both devices' statistics are saved in stats-DEV.txt.
+mr_check_clean_end() {
+	local t d c ns
+	for t in qp cq mr pd; do
+		[ "$(mr_res_count $t)" = 0 ] || fail "$t left after the programs exited: $(rdma resource show $t)"
+	done
+	for d in mr0 mr1; do
+		ns=mra
+		[ $d = mr1 ] && ns=mrb
+		ip netns exec $ns rdma statistic show link $d/1 | tee "stats-$d.txt"
+	done
+	for c in rx_bad_crc rx_malformed tx_errors; do
+		[ "$(mr_counter mr0 $c)" = 0 ] && [ "$(mr_counter mr1 $c)" = 0 ] ||
+			fail "$c counted: $(cat stats-mr0.txt stats-mr1.txt)"
+	done
+}
+
+# mr_teardown: remove what mr_netns_devices made, unload the module and
+# check dmesg (the end of every mr_netns_devices script).
+mr_teardown() {
+	mr_netns_cleanup
+	trap - EXIT
+	vm_unload_module rdma_metaroce || fail "rmmod rdma_metaroce"
+	vm_dmesg_check || fail "dmesg"
+}
+
 # mr_listening READY: whether the server of mr_peer listens; READY is
 # tcp:PORT (an out-of-band TCP exchange in netns mra) or cm:PORT (an
 # rdma_cm listener, seen in "rdma resource show cm_id").

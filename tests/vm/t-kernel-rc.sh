@@ -104,24 +104,10 @@ else
 fi
 
 step "resources and counters"
-for t in qp cq mr pd; do
-	[ "$(mr_res_count $t)" = 0 ] || fail "$t left after the programs exited: $(rdma resource show $t)"
-done
-for d in mr0 mr1; do
-	ns=mra
-	[ $d = mr1 ] && ns=mrb
-	ip netns exec $ns rdma statistic show link $d/1 | tee "stats-$d.txt"
-done
+mr_check_clean_end
 [ "$(mr_counter mr0 rx_packets)" -gt 0 ] || fail "mr0 counted no received packets"
-for c in rx_bad_crc rx_malformed tx_errors; do
-	[ "$(mr_counter mr0 $c)" = 0 ] && [ "$(mr_counter mr1 $c)" = 0 ] ||
-		fail "$c counted: $(cat stats-mr0.txt stats-mr1.txt)"
-done
 
 step "teardown"
-mr_netns_cleanup
-trap - EXIT
-vm_unload_module rdma_metaroce || fail "rmmod rdma_metaroce"
-vm_dmesg_check || fail "dmesg"
+mr_teardown
 cat "$RESULTS/results.txt"
 echo "PASS: ibv_rc_pingpong and perftest ($mode) on $KVER"
