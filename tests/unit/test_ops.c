@@ -242,21 +242,8 @@ static void immediate_data_is_delivered(void **state)
 		assert_int_equal(mrc_post_recv(f->b.conn, 0, FX_MAX_MSG_LEN), 0);
 		assert_int_equal(mrc_post_recv(f->b.conn, 1, FX_MAX_MSG_LEN), 0);
 		f->b.recv_posted = 2;
-		for (;;) {
-			struct pkt p;
-			int moved = 0;
-
-			while ((p = take(f, &f->a)).len) {
-				assert_true(give(f, &f->b, &p) >= 0);
-				moved = 1;
-			}
-			while ((p = take(f, &f->b)).len) {
-				assert_true(give(f, &f->a, &p) >= 0);
-				moved = 1;
-			}
-			if (!moved)
-				break;
-		}
+		while (exchange(f))
+			;
 		assert_int_equal(mrc_poll_completion(f->b.conn, &wc), 1);
 		assert_int_equal(wc.opcode, MRC_OP_RECV_RDMA_WITH_IMM);
 		assert_int_equal(wc.byte_len, 300);	/* IBTA: WRITE length */

@@ -98,23 +98,33 @@ static inline uint32_t be32(const uint8_t *b)
 	return (uint32_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
 }
 
+/*
+ * Deliver, without loss, every packet either side has to send now; 1 if
+ * any moved.  Completions stay in the cores for the caller to poll.
+ */
+static inline int exchange(struct fx *f)
+{
+	struct pkt p;
+	int moved = 0;
+
+	while ((p = take(f, &f->a)).len) {
+		assert_true(give(f, &f->b, &p) >= 0);
+		moved = 1;
+	}
+	while ((p = take(f, &f->b)).len) {
+		assert_true(give(f, &f->a, &p) >= 0);
+		moved = 1;
+	}
+	return moved;
+}
+
 /* Exchange packets both ways without loss until both are quiet. */
 static inline void flush_all(struct fx *f)
 {
 	int moved;
 
 	do {
-		struct pkt p;
-
-		moved = 0;
-		while ((p = take(f, &f->a)).len) {
-			assert_true(give(f, &f->b, &p) >= 0);
-			moved = 1;
-		}
-		while ((p = take(f, &f->b)).len) {
-			assert_true(give(f, &f->a, &p) >= 0);
-			moved = 1;
-		}
+		moved = exchange(f);
 		fx_poll(&f->a);
 		fx_poll(&f->b);
 		fx_post(f, &f->a);
