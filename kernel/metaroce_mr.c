@@ -58,6 +58,28 @@ static int metaroce_mr_assign_key(struct metaroce_mr *mr)
 	return -ENOSPC;
 }
 
+/* A zeroed MR counted against METAROCE_MAX_MR, or ERR_PTR(-ENOMEM). */
+static struct metaroce_mr *metaroce_mr_alloc(struct metaroce_dev *mdev)
+{
+	struct metaroce_mr *mr;
+
+	if (atomic_inc_return(&mdev->num_mr) <= METAROCE_MAX_MR) {
+		mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+		if (mr)
+			return mr;
+	}
+	atomic_dec(&mdev->num_mr);
+	return ERR_PTR(-ENOMEM);
+}
+
+/* Undo metaroce_mr_alloc() for an MR that was never published. */
+static void metaroce_mr_free_unpublished(struct metaroce_dev *mdev,
+					 struct metaroce_mr *mr)
+{
+	kfree(mr);
+	atomic_dec(&mdev->num_mr);
+}
+
 static int metaroce_mr_pin_pages(struct metaroce_mr *mr)
 {
 	struct ib_umem *umem = mr->umem;
@@ -125,16 +147,9 @@ struct ib_mr *metaroce_reg_user_mr(struct ib_pd *ib_pd, u64 start, u64 length,
 	/* The page arithmetic below relies on iova and start sharing it. */
 	if ((iova & ~PAGE_MASK) != (start & ~PAGE_MASK))
 		return ERR_PTR(-EINVAL);
-	if (atomic_inc_return(&mdev->num_mr) > METAROCE_MAX_MR) {
-		err = -ENOMEM;
-		goto err_count;
-	}
-
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	mr = metaroce_mr_alloc(mdev);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	mr->umem = ib_umem_get(ib_pd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
 		err = PTR_ERR(mr->umem);
@@ -154,9 +169,7 @@ err_pages:
 err_umem:
 	ib_umem_release(mr->umem);
 err_free:
-	kfree(mr);
-err_count:
-	atomic_dec(&mdev->num_mr);
+	metaroce_mr_free_unpublished(mdev, mr);
 	return ERR_PTR(err);
 }
 
@@ -169,25 +182,15 @@ struct ib_mr *metaroce_get_dma_mr(struct ib_pd *ib_pd, int access)
 	if (access & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 		       IB_ACCESS_REMOTE_READ))
 		return ERR_PTR(-EOPNOTSUPP);
-	if (atomic_inc_return(&mdev->num_mr) > METAROCE_MAX_MR) {
-		err = -ENOMEM;
-		goto err_count;
-	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	mr = metaroce_mr_alloc(mdev);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
 	err = metaroce_mr_publish(mr, ib_pd, access, 0, U64_MAX);
 	if (err) {
-		kfree(mr);
-		goto err_count;
+		metaroce_mr_free_unpublished(mdev, mr);
+		return ERR_PTR(err);
 	}
 	return &mr->ib_mr;
-
-err_count:
-	atomic_dec(&mdev->num_mr);
-	return ERR_PTR(err);
 }
 
 int metaroce_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata)
