@@ -82,6 +82,7 @@ struct metaroce_dev {
 	atomic_t num_mr;
 	atomic_t num_cq;
 	atomic_t num_qp;
+	atomic_t num_srq;
 	atomic64_t counters[METAROCE_NUM_COUNTERS];
 };
 
@@ -169,9 +170,27 @@ struct metaroce_wq {
 	u32 head, fed, tail;		/* free-running indices */
 };
 
+/* A shared receive queue (metaroce_srq.c). */
+struct metaroce_srq {
+	struct ib_srq ib_srq;
+	struct metaroce_dev *mdev;
+	spinlock_t lock;		/* rq (head, tail) and limit */
+	struct metaroce_wq rq;		/* [tail, head): not taken by a QP */
+	u32 limit;			/* armed srq_limit, 0: disarmed */
+	atomic_t outstanding;		/* posted and not completed */
+	atomic_t num_qps;		/* attached */
+};
+
+/*
+ * The status of a receive WQE an SRQ-attached QP gave back to its SRQ:
+ * its slot is passed over without a completion.
+ */
+#define METAROCE_RWQE_GIVEN_BACK	0xff
+
 struct metaroce_qp {
 	struct ib_qp ib_qp;
 	struct metaroce_dev *mdev;
+	struct metaroce_srq *srq;	/* receives from it, or NULL */
 	struct mutex state_mutex;	/* modify_qp / query_qp */
 	spinlock_t lock;		/* everything below; see "Data path" */
 	enum ib_qp_state state;
@@ -244,6 +263,11 @@ static inline struct metaroce_ah *to_mah(struct ib_ah *ib_ah)
 	return container_of(ib_ah, struct metaroce_ah, ib_ah);
 }
 
+static inline struct metaroce_srq *to_msrq(struct ib_srq *ib_srq)
+{
+	return container_of(ib_srq, struct metaroce_srq, ib_srq);
+}
+
 static inline bool metaroce_qp_is_ud(const struct metaroce_qp *qp)
 {
 	return qp->ib_qp.qp_type == IB_QPT_UD || qp->ib_qp.qp_type == IB_QPT_GSI;
@@ -306,10 +330,20 @@ void metaroce_cq_push(struct metaroce_cq *cq, const struct ib_wc *wc,
 extern const struct ib_device_ops metaroce_qp_ops;
 struct metaroce_qp *metaroce_qp_get(u32 qpn);
 void metaroce_qp_put(struct metaroce_qp *qp);
-int metaroce_check_sges(struct metaroce_qp *qp, const struct ib_sge *sg,
+int metaroce_wq_init(struct metaroce_wq *wq, u32 max_wr, u32 max_sge,
+		     size_t entry, size_t sge);
+int metaroce_check_sges(struct ib_pd *pd, const struct ib_sge *sg,
 			int num_sge, int access, u32 *length);
+void metaroce_rwqe_init(struct metaroce_rwqe *wqe, const struct ib_recv_wr *wr,
+			u32 length);
 int metaroce_gather_inline(struct metaroce_qp *qp, const struct ib_send_wr *wr,
 			   u8 *buf, u32 *length);
+
+/* metaroce_srq.c */
+extern const struct ib_device_ops metaroce_srq_ops;
+void metaroce_srq_take(struct metaroce_qp *qp);
+void metaroce_srq_give_back(struct metaroce_qp *qp, bool all);
+void metaroce_srq_completed(struct metaroce_srq *srq);
 
 /* metaroce_ud.c */
 extern const struct ib_device_ops metaroce_ah_ops;

@@ -28,6 +28,11 @@
 /* READ/atomic in progress and responder resources: the core's MRC_MAX_RD_ATOMIC */
 #define METAROCE_MAX_QP_RD_ATOM		16
 #define METAROCE_MAX_QP_INIT_RD_ATOM	16
+#define METAROCE_MAX_SRQ		0x4000
+#define METAROCE_MAX_SRQ_WR		METAROCE_MAX_QP_WR
+#define METAROCE_MAX_SRQ_SGE		METAROCE_MAX_SGE
+/* Receive WQEs an SRQ-attached QP holds at most (metaroce_srq.c). */
+#define METAROCE_SRQ_QP_DEPTH		16
 #define METAROCE_MAX_AH			0x8000
 #define METAROCE_MAX_PKEYS		1
 #define METAROCE_LOCAL_CA_ACK_DELAY	15

@@ -59,7 +59,7 @@ void metaroce_qp_put(struct metaroce_qp *qp)
 		complete(&qp->released);
 }
 
-static int metaroce_wq_init(struct metaroce_wq *wq, u32 max_wr, u32 max_sge,
+int metaroce_wq_init(struct metaroce_wq *wq, u32 max_wr, u32 max_sge,
 			    size_t entry, size_t sge)
 {
 	wq->size = roundup_pow_of_two(max_wr);
@@ -107,8 +107,15 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->srq || init->create_flags || init->rwq_ind_tbl)
+	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
+	if (init->srq) {
+		if (init->qp_type == IB_QPT_GSI)
+			return -EINVAL;
+		/* IBTA: the receive queue attributes are ignored. */
+		cap->max_recv_wr = 1;
+		cap->max_recv_sge = 0;
+	}
 	err = metaroce_check_cap(cap);
 	if (err)
 		return err;
@@ -136,9 +143,19 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 			       sizeof(struct metaroce_sge));
 	if (err)
 		goto err_count;
-	err = metaroce_wq_init(&qp->rq, cap->max_recv_wr, cap->max_recv_sge,
-			       sizeof(struct metaroce_rwqe),
-			       sizeof(struct metaroce_sge));
+	if (init->srq) {
+		/* The WQEs it holds of the SRQ's, in the SRQ's layout. */
+		qp->srq = to_msrq(init->srq);
+		err = metaroce_wq_init(&qp->rq, METAROCE_SRQ_QP_DEPTH,
+				       qp->srq->rq.max_sge,
+				       sizeof(struct metaroce_rwqe),
+				       sizeof(struct metaroce_sge));
+	} else {
+		err = metaroce_wq_init(&qp->rq, cap->max_recv_wr,
+				       cap->max_recv_sge,
+				       sizeof(struct metaroce_rwqe),
+				       sizeof(struct metaroce_sge));
+	}
 	if (err)
 		goto err_sq;
 	qp->max_inline = cap->max_inline_data;
@@ -172,8 +189,10 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 
 	/* Report what was allocated. */
 	cap->max_send_wr = qp->sq.size;
-	cap->max_recv_wr = qp->rq.size;
+	cap->max_recv_wr = qp->srq ? 0 : qp->rq.size;
 	qp->attr.cap = *cap;
+	if (qp->srq)
+		atomic_inc(&qp->srq->num_qps);
 	qp->attr.qp_state = IB_QPS_RESET;
 	/* GSI QPs never get IB_QP_PORT: ib_mad names the port at creation. */
 	qp->attr.port_num = init->port_num ?: METAROCE_PORT;
@@ -210,6 +229,13 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	skb_queue_purge(&qp->ud_txq);
 
 	metaroce_conn_stop(qp);
+	if (qp->srq) {
+		/* Nothing else reaches the QP now: no lock is contended. */
+		spin_lock_bh(&qp->lock);
+		metaroce_srq_give_back(qp, true);
+		spin_unlock_bh(&qp->lock);
+		atomic_dec(&qp->srq->num_qps);
+	}
 	kfree_skb(qp->spare_skb);
 	kvfree(qp->inline_bufs);
 	kvfree(qp->rq.buf);
@@ -381,14 +407,17 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	} else if (cur == IB_QPS_RTR && new == IB_QPS_RTS) {
 		qp->ud_psn = qp->attr.sq_psn;	/* UD, GSI */
 	}
-	if (!err) {
+	if (!err && new == IB_QPS_ERR) {
+		/* Sets the state; events if the QP was not in ERR before. */
+		metaroce_qp_flush(qp);
+	} else if (!err) {
 		qp->state = new;
 		qp->attr.qp_state = new;
-		if (new == IB_QPS_ERR) {
-			metaroce_qp_flush(qp);
-		} else if (new == IB_QPS_RESET) {
+		if (new == IB_QPS_RESET) {
 			old_conn = qp->conn;
 			qp->conn = NULL;
+			if (qp->srq)
+				metaroce_srq_give_back(qp, true);
 			qp->sq.head = qp->sq.fed = qp->sq.tail = 0;
 			qp->rq.head = qp->rq.fed = qp->rq.tail = 0;
 		} else {
@@ -424,13 +453,14 @@ static int metaroce_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	init->send_cq = ib_qp->send_cq;
 	init->recv_cq = ib_qp->recv_cq;
 	init->cap = attr->cap;
+	init->srq = ib_qp->srq;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 					     IB_SIGNAL_REQ_WR;
 	return 0;
 }
 
-/* Validate the SGEs of a WR against the MRs of the QP's PD. */
-int metaroce_check_sges(struct metaroce_qp *qp, const struct ib_sge *sg,
+/* Validate the SGEs of a WR against the MRs of @pd (the QP's or SRQ's). */
+int metaroce_check_sges(struct ib_pd *pd, const struct ib_sge *sg,
 			int num_sge, int access, u32 *length)
 {
 	u64 total = 0;
@@ -442,7 +472,7 @@ int metaroce_check_sges(struct metaroce_qp *qp, const struct ib_sge *sg,
 		total += sg[i].length;
 		if (!sg[i].length)
 			continue;
-		mr = metaroce_mr_get(qp->ib_qp.pd, sg[i].lkey, false, access,
+		mr = metaroce_mr_get(pd, sg[i].lkey, false, access,
 				     sg[i].addr, sg[i].length);
 		if (!mr)
 			return -EINVAL;
@@ -529,8 +559,8 @@ static int metaroce_post_one_send(struct metaroce_qp *qp,
 	if (is_inline)
 		err = metaroce_gather_inline(qp, wr, inline_data, &length);
 	else
-		err = metaroce_check_sges(qp, wr->sg_list, wr->num_sge,
-					  to_local ? IB_ACCESS_LOCAL_WRITE : 0,
+		err = metaroce_check_sges(qp->ib_qp.pd, wr->sg_list,
+					  wr->num_sge, to_local ? IB_ACCESS_LOCAL_WRITE : 0,
 					  &length);
 	if (err)
 		return err;
@@ -617,6 +647,22 @@ static int metaroce_post_send(struct ib_qp *ib_qp,
 	return err;
 }
 
+/* A receive WQE as posted (to a QP's receive queue or an SRQ). */
+void metaroce_rwqe_init(struct metaroce_rwqe *wqe, const struct ib_recv_wr *wr,
+			u32 length)
+{
+	wqe->wr_id = wr->wr_id;
+	wqe->length = length;
+	wqe->byte_len = 0;
+	wqe->status = IB_WC_SUCCESS;
+	wqe->done = false;
+	wqe->opcode = MRC_OP_RECV;
+	wqe->wc_flags = 0;
+	wqe->imm_data = 0;
+	wqe->num_sge = wr->num_sge;
+	metaroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
+}
+
 static int metaroce_post_one_recv(struct metaroce_qp *qp,
 				  const struct ib_recv_wr *wr,
 				  struct sk_buff_head *out)
@@ -626,9 +672,10 @@ static int metaroce_post_one_recv(struct metaroce_qp *qp,
 	u32 length;
 	int err;
 
-	if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
+	/* A QP with an SRQ has no receive queue of the consumer's. */
+	if (qp->srq || wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
 		return -EINVAL;
-	err = metaroce_check_sges(qp, wr->sg_list, wr->num_sge,
+	err = metaroce_check_sges(qp->ib_qp.pd, wr->sg_list, wr->num_sge,
 				  IB_ACCESS_LOCAL_WRITE, &length);
 	if (err)
 		return err;
@@ -643,15 +690,7 @@ static int metaroce_post_one_recv(struct metaroce_qp *qp,
 		goto unlock;
 	}
 	wqe = metaroce_wq_entry(&qp->rq, qp->rq.head);
-	wqe->wr_id = wr->wr_id;
-	wqe->length = length;
-	wqe->byte_len = 0;
-	wqe->status = IB_WC_SUCCESS;
-	wqe->done = false;
-	wqe->opcode = MRC_OP_RECV;
-	wqe->wc_flags = 0;
-	wqe->num_sge = wr->num_sge;
-	metaroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
+	metaroce_rwqe_init(wqe, wr, length);
 	qp->rq.head++;
 	if (qp->state == IB_QPS_ERR)
 		metaroce_qp_flush(qp);

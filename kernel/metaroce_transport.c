@@ -331,6 +331,10 @@ static void metaroce_rq_advance(struct metaroce_qp *qp)
 		if (!wqe->done)
 			break;
 		qp->rq.tail++;
+		if (wqe->status == METAROCE_RWQE_GIVEN_BACK)
+			continue;
+		if (qp->srq)
+			metaroce_srq_completed(qp->srq);
 		wc.wr_id = wqe->wr_id;
 		wc.status = wqe->status;
 		wc.opcode = wqe->opcode == MRC_OP_RECV_RDMA_WITH_IMM ?
@@ -387,6 +391,8 @@ static bool metaroce_drain(struct metaroce_qp *qp)
 /* Hand the core as many waiting WRs as it has room for. */
 static void metaroce_feed(struct metaroce_qp *qp, u64 now)
 {
+	if (qp->srq)
+		metaroce_srq_take(qp);
 	while (qp->rq.fed != qp->rq.head) {
 		struct metaroce_rwqe *wqe =
 			metaroce_wq_entry(&qp->rq, qp->rq.fed);
@@ -419,10 +425,15 @@ static void metaroce_feed(struct metaroce_qp *qp, u64 now)
 
 /*
  * Move the QP to ERR and complete everything still posted with
- * IB_WC_WR_FLUSH_ERR, after the completions the core already has.
+ * IB_WC_WR_FLUSH_ERR, after the completions the core already has.  The
+ * WQEs an SRQ-attached QP holds go back to the SRQ instead, and on entry
+ * to ERR such a QP gets IB_EVENT_QP_LAST_WQE_REACHED: it completes no
+ * receive any more.
  */
 void metaroce_qp_flush(struct metaroce_qp *qp)
 {
+	bool entering = qp->state != IB_QPS_ERR;
+
 	lockdep_assert_held(&qp->lock);
 	if (qp->conn)
 		metaroce_drain(qp);
@@ -432,6 +443,8 @@ void metaroce_qp_flush(struct metaroce_qp *qp)
 	/* The core's own queues are abandoned with the connection. */
 	qp->sq.fed = qp->sq.head;
 	qp->rq.fed = qp->rq.head;
+	if (qp->srq)
+		metaroce_srq_give_back(qp, false);
 	while (qp->sq.tail != qp->sq.fed) {
 		struct metaroce_swqe *wqe =
 			metaroce_wq_entry(&qp->sq, qp->sq.tail);
@@ -454,6 +467,15 @@ void metaroce_qp_flush(struct metaroce_qp *qp)
 			wqe->done = true;
 		}
 		metaroce_rq_advance(qp);
+	}
+	if (entering && qp->srq && qp->ib_qp.event_handler) {
+		struct ib_event ev = {
+			.device = qp->ib_qp.device,
+			.element.qp = &qp->ib_qp,
+			.event = IB_EVENT_QP_LAST_WQE_REACHED,
+		};
+
+		qp->ib_qp.event_handler(&ev, qp->ib_qp.qp_context);
 	}
 }
 
@@ -557,6 +579,9 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		metaroce_count(qp->mdev, METAROCE_CNT_RX_NO_QP);
 		return;
 	}
+	/* A SEND finds its receive posted, if the SRQ has one. */
+	if (qp->srq)
+		metaroce_srq_take(qp);
 	/* MetaRoCE names the sender's path; answer on the same index. */
 	if (qp->mode == MRC_MODE_METAROCE && len > 3)
 		path = ((const u8 *)pkt)[3] % qp->num_paths;

@@ -359,7 +359,7 @@ int metaroce_ud_post_send(struct metaroce_qp *qp, const struct ib_send_wr *wr)
 	if (is_inline)
 		err = metaroce_gather_inline(qp, wr, inline_data, &length);
 	else
-		err = metaroce_check_sges(qp, wr->sg_list, wr->num_sge, 0,
+		err = metaroce_check_sges(qp->ib_qp.pd, wr->sg_list, wr->num_sge, 0,
 					  &length);
 	if (err)
 		return err;
@@ -419,6 +419,8 @@ static enum metaroce_counter metaroce_ud_deliver(struct metaroce_qp *qp,
 
 	if (qp->state != IB_QPS_RTR && qp->state != IB_QPS_RTS)
 		return METAROCE_CNT_RX_NO_QP;
+	if (qp->srq)
+		metaroce_srq_take(qp);
 	if (qp->rq.tail == qp->rq.head)
 		return METAROCE_CNT_RX_DROPPED;	/* UD: no RNR, just lost */
 	wqe = metaroce_wq_entry(&qp->rq, qp->rq.tail);
@@ -455,6 +457,8 @@ static enum metaroce_counter metaroce_ud_deliver(struct metaroce_qp *qp,
 		wc.byte_len = 0;
 	qp->rq.tail++;
 	qp->rq.fed = qp->rq.tail;
+	if (qp->srq)
+		metaroce_srq_completed(qp->srq);
 	metaroce_cq_push(to_mcq(qp->ib_qp.recv_cq), &wc,
 			 bth[1] & METAROCE_BTH_SE);
 	return METAROCE_CNT_RX_PACKETS;

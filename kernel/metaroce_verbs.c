@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * MetaRoCE: the ib_device, its query verbs, user contexts and protection
- * domains; the other objects live in metaroce_{mr,cq,qp,ud}.c.
+ * domains; the other objects live in metaroce_{mr,cq,qp,srq,ud}.c.
  *
  * With get_dma_mr ib_core treats the device as a kernel verbs provider:
  * ib_mad creates the GSI QP (metaroce_ud.c) and ib_cm / rdma_cm run
@@ -46,6 +46,9 @@ static int metaroce_query_device(struct ib_device *ib_dev,
 		.max_qp_rd_atom = METAROCE_MAX_QP_RD_ATOM,
 		.max_qp_init_rd_atom = METAROCE_MAX_QP_INIT_RD_ATOM,
 		.atomic_cap = IB_ATOMIC_HCA,
+		.max_srq = METAROCE_MAX_SRQ,
+		.max_srq_wr = METAROCE_MAX_SRQ_WR,
+		.max_srq_sge = METAROCE_MAX_SRQ_SGE,
 		.max_ah = METAROCE_MAX_AH,
 		.max_pkeys = METAROCE_MAX_PKEYS,
 		.local_ca_ack_delay = METAROCE_LOCAL_CA_ACK_DELAY,
@@ -258,6 +261,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	 */
 	ib_dev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				   BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				   BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
 				   BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				   BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	addrconf_addr_eui48((unsigned char *)&ib_dev->node_guid,
@@ -268,6 +272,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(ib_dev, &metaroce_ah_ops);
 	ib_set_device_ops(ib_dev, &metaroce_cq_ops);
 	ib_set_device_ops(ib_dev, &metaroce_qp_ops);
+	ib_set_device_ops(ib_dev, &metaroce_srq_ops);
 	ib_set_device_ops(ib_dev, &metaroce_stats_ops);
 
 	err = metaroce_sock_get(mdev);

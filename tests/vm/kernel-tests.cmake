@@ -13,6 +13,8 @@ if(METAROCE_BUILD_PROVIDER)
 	list(APPEND _metaroce_kernel_tests verbs rc rc_rocev2)
 	# ud: UD QPs, the GSI QP1 and rdma_cm programs, in both wire modes.
 	list(APPEND _metaroce_kernel_tests ud ud_rocev2)
+	# srq: shared receive queues, ibv_srq_pingpong and limit events.
+	list(APPEND _metaroce_kernel_tests srq srq_rocev2)
 endif()
 
 foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)
