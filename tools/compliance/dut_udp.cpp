@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+// The udp harness: the DUT is a live implementation reached over UDP.  A
+// DUT-side helper (a child process speaking the line protocol of
+// README.md on its stdin/stdout) creates the QP and memory region, posts
+// work, reports completions, memory and counters; the suite crafts and
+// observes the packets itself on a UDP socket.
+#include "compliance.hpp"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mrcomp {
+namespace {
+
+constexpr uint16_t metaroce_port = 4793, rocev2_port = 4791;
+
+uint64_t mono_ns()
+{
+	return std::chrono::duration_cast<std::chrono::nanoseconds>(
+		       std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
+
+class UdpDut final : public Dut {
+public:
+	~UdpDut() override
+	{
+		close();
+		if (to_ >= 0)
+			::close(to_);
+		if (from_)
+			fclose(from_);
+		if (pid_ > 0)
+			waitpid(pid_, nullptr, 0);
+	}
+
+	bool start(const std::string &addr, const std::string &local,
+		   const std::string &cmd, std::string *err)
+	{
+		if (inet_pton(AF_INET, addr.c_str(), &dut_ip_) != 1 ||
+		    inet_pton(AF_INET, local.c_str(), &local_ip_) != 1) {
+			*err = "udp: ADDR and --local must be IPv4 addresses";
+			return false;
+		}
+		local_ = local;
+		int in[2], out[2];
+		if (pipe(in) || pipe(out)) {
+			*err = std::string("pipe: ") + strerror(errno);
+			return false;
+		}
+		signal(SIGPIPE, SIG_IGN);
+		pid_ = fork();
+		if (pid_ < 0) {
+			*err = std::string("fork: ") + strerror(errno);
+			return false;
+		}
+		if (pid_ == 0) {
+			dup2(in[0], 0);
+			dup2(out[1], 1);
+			::close(in[0]); ::close(in[1]);
+			::close(out[0]); ::close(out[1]);
+			execl("/bin/sh", "sh", "-c", cmd.c_str(), (char *)nullptr);
+			_exit(127);
+		}
+		::close(in[0]);
+		::close(out[1]);
+		to_ = in[1];
+		from_ = fdopen(out[0], "r");
+		return from_ != nullptr;
+	}
+
+	bool open(const DutSetup &s, DutInfo *info, std::string *err) override
+	{
+		close();
+		uint16_t port = s.mode == Mode::rocev2 ? rocev2_port : metaroce_port;
+		sock_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		sockaddr_in sa{};
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons(port);
+		sa.sin_addr = local_ip_;
+		int one = 1;
+		setsockopt(sock_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (sock_ < 0 || bind(sock_, reinterpret_cast<sockaddr *>(&sa), sizeof(sa))) {
+			*err = "bind UDP " + std::to_string(port) + ": " + strerror(errno);
+			close();
+			return false;
+		}
+		std::ostringstream o;
+		o << "open mode=" << (s.mode == Mode::rocev2 ? "rocev2" : "metaroce")
+		  << " paths=" << s.num_paths << " peer_qpn=" << s.peer_qpn
+		  << " peer_psn=" << s.peer_psn << " peer_addr=" << local_;
+		std::map<std::string, uint64_t> kv;
+		std::string reply;
+		if (!call(o.str(), &reply) || !parse_kv(reply, &kv)) {
+			*err = reply;
+			close();
+			return false;
+		}
+		*info = DutInfo{};
+		info->qpn = kv["qpn"];
+		info->psn = kv["psn"];
+		info->rkey = kv["rkey"];
+		info->addr = kv["addr"];
+		info->mr_len = kv["mr_len"];
+		info->mtu = kv["mtu"];
+		info->num_paths = kv.count("paths") ? kv["paths"] : 1;
+		info->window = kv["window"];
+		info->retry_cnt = kv["retry_cnt"];
+		info->answer_ns = kv.count("answer_ns") ? kv["answer_ns"] : 50000000;
+		info->timer_ns = kv.count("timer_ns") ? kv["timer_ns"] : 300000000;
+		sport_base_ = kv.count("sport_base") ? kv["sport_base"] : 0;
+		num_paths_ = info->num_paths;
+		dut_.sin_family = AF_INET;
+		dut_.sin_port = htons(port);
+		dut_.sin_addr = dut_ip_;
+		is_open_ = true;
+		return true;
+	}
+
+	void close() override
+	{
+		if (is_open_) {
+			std::string r;
+			call("close", &r);
+			is_open_ = false;
+		}
+		if (sock_ >= 0)
+			::close(sock_);
+		sock_ = -1;
+	}
+
+	bool post_recv(uint64_t wr_id, uint32_t off, uint32_t len) override
+	{
+		std::string r;
+		return call(fmt("recv ", wr_id, " ", off, " ", len), &r);
+	}
+
+	bool post_send(uint64_t wr_id, uint32_t op, uint32_t off, uint32_t len,
+		       uint32_t rkey, uint64_t raddr) override
+	{
+		std::string r;
+		return call(fmt("send ", wr_id, " ", op, " ", off, " ", len, " ",
+				rkey, " ", raddr), &r);
+	}
+
+	void inject(const Bytes &pkt, unsigned) override
+	{
+		if (sock_ >= 0)
+			sendto(sock_, pkt.data(), pkt.size(), 0,
+			       reinterpret_cast<const sockaddr *>(&dut_), sizeof(dut_));
+	}
+
+	std::vector<RxPkt> collect(uint64_t wait_ns) override
+	{
+		std::vector<RxPkt> out;
+		uint64_t end = mono_ns() + wait_ns;
+		uint8_t buf[9000];
+		for (;;) {
+			uint64_t t = mono_ns();
+			int ms = t >= end ? 0 : static_cast<int>((end - t + 999999) / 1000000);
+			pollfd p{sock_, POLLIN, 0};
+			if (::poll(&p, 1, ms) <= 0)
+				break;
+			sockaddr_in from{};
+			socklen_t fl = sizeof(from);
+			ssize_t n = recvfrom(sock_, buf, sizeof(buf), 0,
+					     reinterpret_cast<sockaddr *>(&from), &fl);
+			if (n < 0 || from.sin_addr.s_addr != dut_ip_.s_addr)
+				continue;
+			RxPkt r{Bytes(buf, buf + n), 0, mono_ns()};
+			unsigned sport = ntohs(from.sin_port);
+			if (sport_base_ && sport >= sport_base_ &&
+			    sport < sport_base_ + num_paths_)
+				r.path = sport - sport_base_;
+			else if (n >= 4)
+				r.path = buf[3];	// MetaRoCE header path field
+			out.push_back(std::move(r));
+		}
+		return out;
+	}
+
+	std::vector<Completion> poll() override
+	{
+		std::vector<Completion> out;
+		std::string line;
+		if (!send_line("poll"))
+			return out;
+		while (read_line(&line)) {
+			unsigned long long id, st, op, bl;
+			if (sscanf(line.c_str(), "wc %lli %lli %lli %lli", &id, &st, &op, &bl) == 4)
+				out.push_back({id, static_cast<uint32_t>(bl),
+					       static_cast<uint8_t>(op), static_cast<uint8_t>(st)});
+			else
+				break;	// "ok" or "err"
+		}
+		return out;
+	}
+
+	std::optional<Bytes> read_mem(uint32_t off, uint32_t len) override
+	{
+		std::string r;
+		if (!call(fmt("mem ", off, " ", len), &r) || r.size() != 2 * len)
+			return std::nullopt;
+		Bytes b(len);
+		for (uint32_t i = 0; i < len; i++)
+			b[i] = static_cast<uint8_t>(std::stoul(r.substr(2 * i, 2), nullptr, 16));
+		return b;
+	}
+
+	std::optional<uint64_t> counter(const std::string &name) override
+	{
+		std::string r;
+		if (!call("counter " + name, &r))
+			return std::nullopt;
+		return std::stoull(r, nullptr, 0);
+	}
+
+	uint64_t now() override { return mono_ns(); }
+
+private:
+	template <typename... T> static std::string fmt(const T &...v)
+	{
+		std::ostringstream o;
+		(o << ... << v);
+		return o.str();
+	}
+
+	bool send_line(const std::string &l)
+	{
+		std::string s = l + "\n";
+		return to_ >= 0 && write(to_, s.data(), s.size()) == ssize_t(s.size());
+	}
+
+	bool read_line(std::string *l)
+	{
+		char buf[1 << 16];
+		if (!from_ || !fgets(buf, sizeof(buf), from_))
+			return false;
+		*l = buf;
+		while (!l->empty() && (l->back() == '\n' || l->back() == '\r'))
+			l->pop_back();
+		return true;
+	}
+
+	// "ok [REST]" -> true, *rest = REST; anything else false.
+	bool call(const std::string &cmd, std::string *rest)
+	{
+		std::string l;
+		if (!send_line(cmd) || !read_line(&l)) {
+			*rest = "DUT helper gone";
+			return false;
+		}
+		if (l == "ok" || l.rfind("ok ", 0) == 0) {
+			*rest = l.size() > 3 ? l.substr(3) : "";
+			return true;
+		}
+		*rest = l.rfind("err", 0) == 0 && l.size() > 4 ? l.substr(4) : l;
+		return false;
+	}
+
+	static bool parse_kv(const std::string &s, std::map<std::string, uint64_t> *kv)
+	{
+		std::istringstream in(s);
+		std::string tok;
+		while (in >> tok) {
+			auto eq = tok.find('=');
+			if (eq == std::string::npos)
+				return false;
+			(*kv)[tok.substr(0, eq)] = std::stoull(tok.substr(eq + 1), nullptr, 0);
+		}
+		return kv->count("qpn") && kv->count("mtu");
+	}
+
+	pid_t pid_ = -1;
+	int to_ = -1;
+	FILE *from_ = nullptr;
+	int sock_ = -1;
+	bool is_open_ = false;
+	in_addr dut_ip_{}, local_ip_{};
+	std::string local_;
+	sockaddr_in dut_{};
+	unsigned sport_base_ = 0, num_paths_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Dut> make_udp_dut(const std::string &addr,
+				  const std::string &local,
+				  const std::string &helper_cmd, std::string *err)
+{
+	auto d = std::make_unique<UdpDut>();
+	if (!d->start(addr, local, helper_cmd, err))
+		return nullptr;
+	return d;
+}
+
+}  // namespace mrcomp
