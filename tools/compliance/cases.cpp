@@ -756,13 +756,19 @@ Result probe_reply(Peer &pr)
 
 // ---- requester: what the DUT sends ------------------------------------------
 
+// The DUT's data packets; with first_only, the first copy of each PSN
+// (over a real wire a slow peer can see retransmissions it did not cause).
 std::vector<Parsed> data_of(const std::vector<RxPkt> &rx,
-			    std::vector<unsigned> *paths = nullptr)
+			    std::vector<unsigned> *paths = nullptr,
+			    bool first_only = false)
 {
 	std::vector<Parsed> out;
+	std::set<uint32_t> seen;
 	for (const auto &r : rx) {
 		Parsed p = parse(r.bytes);
 		if (p.valid && p.version == 1 && p.is_data()) {
+			if (first_only && !seen.insert(p.psn).second)
+				continue;
 			out.push_back(p);
 			if (paths)
 				paths->push_back(r.path);
@@ -779,7 +785,7 @@ Result data_header(Peer &pr)
 	auto rx = pr.answer();
 	if (auto why = undecodable(rx); !why.empty())
 		return fail("DUT packet undecodable: " + why);
-	auto d = data_of(rx);
+	auto d = data_of(rx, nullptr, true);
 	if (d.size() != 3)
 		return fail(str("SEND of ", std::dec, len, " bytes sent as ", d.size(), " packets, want 3"));
 	std::set<uint32_t> offs;
@@ -805,7 +811,7 @@ Result psn_consecutive(Peer &pr)
 {
 	if (!pr.dut.post_send(1, op_send, send_base, 4 * pr.info.mtu, 0, 0))
 		return na("DUT cannot post a SEND");
-	auto d = data_of(pr.answer());
+	auto d = data_of(pr.answer(), nullptr, true);
 	std::set<uint32_t> psns;
 	for (const auto &p : d)
 		psns.insert(p.psn);
@@ -823,7 +829,7 @@ Result msg_id_ssn(Peer &pr)
 	    !pr.dut.post_send(2, op_write, send_base, 64, 0x55, 0x1000) ||
 	    !pr.dut.post_send(3, op_send, send_base, 64, 0, 0))
 		return na("DUT cannot post sends");
-	auto d = data_of(pr.answer());
+	auto d = data_of(pr.answer(), nullptr, true);
 	if (d.size() != 3)
 		return fail(str(d.size(), " packets for 3 one-packet WRs"));
 	std::sort(d.begin(), d.end(), [&](const Parsed &a, const Parsed &b) {
@@ -843,7 +849,7 @@ Result ack_req_last(Peer &pr)
 {
 	if (!pr.dut.post_send(1, op_send, send_base, 3 * pr.info.mtu, 0, 0))
 		return na("DUT cannot post a SEND");
-	auto d = data_of(pr.answer());
+	auto d = data_of(pr.answer(), nullptr, true);
 	if (d.empty())
 		return fail("nothing sent");
 	auto last = std::max_element(d.begin(), d.end(), [&](const Parsed &a, const Parsed &b) {
@@ -912,7 +918,7 @@ Result selective_retx(Peer &pr)
 		return na("DUT cannot post a SEND");
 	Receiver rv{pr, {}};
 	std::vector<unsigned> paths;
-	auto d = data_of(pr.answer(), &paths);
+	auto d = data_of(pr.answer(), &paths, true);
 	unsigned lost_path = 0;
 	for (size_t i = 0; i < d.size(); i++) {
 		if (d[i].psn == pr.dut_psn(1)) {
@@ -1003,7 +1009,7 @@ Result send_completes_on_ack(Peer &pr)
 	    !pr.dut.post_send(2, op_send, send_base, 64, 0, 0))
 		return na("DUT cannot post sends");
 	std::vector<unsigned> paths;
-	auto d = data_of(pr.answer(), &paths);
+	auto d = data_of(pr.answer(), &paths, true);
 	if (d.size() != 2)
 		return fail(str(d.size(), " packets for 2 sends"));
 	pr.dut.inject(pr.ack(1, d[0], paths[0]).build(), paths[0]);

@@ -121,6 +121,7 @@ public:
 		info->timer_ns = kv.count("timer_ns") ? kv["timer_ns"] : 300000000;
 		sport_base_ = kv.count("sport_base") ? kv["sport_base"] : 0;
 		num_paths_ = info->num_paths;
+		rocev2_ = s.mode == Mode::rocev2;
 		dut_.sin_family = AF_INET;
 		dut_.sin_port = htons(port);
 		dut_.sin_addr = dut_ip_;
@@ -183,7 +184,7 @@ public:
 			if (sport_base_ && sport >= sport_base_ &&
 			    sport < sport_base_ + num_paths_)
 				r.path = sport - sport_base_;
-			else if (n >= 4)
+			else if (n >= 4 && !rocev2_)
 				r.path = buf[3];	// MetaRoCE header path field
 			out.push_back(std::move(r));
 		}
@@ -287,6 +288,7 @@ private:
 	FILE *from_ = nullptr;
 	int sock_ = -1;
 	bool is_open_ = false;
+	bool rocev2_ = false;
 	in_addr dut_ip_{}, local_ip_{};
 	std::string local_;
 	sockaddr_in dut_{};
