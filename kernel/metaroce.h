@@ -67,6 +67,7 @@ enum metaroce_counter {
 	METAROCE_CNT_REM_ACCESS_ERR,	/* remote writes refused */
 	METAROCE_CNT_RX_ECN_CE,		/* arrived CE-marked (MR-CC-005) */
 	METAROCE_CNT_RX_BAD_QKEY,	/* UD/GSI datagrams with a wrong Q_Key */
+	METAROCE_CNT_RX_WRONG_TRANSPORT, /* RC packets of the other wire mode */
 	METAROCE_NUM_COUNTERS
 };
 
@@ -79,6 +80,8 @@ struct metaroce_dev {
 	enum ib_port_state port_event_state;
 	struct ida pd_ida;		/* PD numbers */
 	struct metaroce_sock *sock;	/* UDP socket of the netdev's netns */
+	/* Wire mode of RC QPs created without one (sysfs default_transport). */
+	enum mrc_mode default_mode;
 	atomic_t num_mr;
 	atomic_t num_cq;
 	atomic_t num_qp;
@@ -372,13 +375,16 @@ extern const struct ib_device_ops metaroce_stats_ops;
 
 /* metaroce_main.c */
 extern enum mrc_mode metaroce_transport_mode;
+int metaroce_parse_transport(const char *name, enum mrc_mode *mode);
+const char *metaroce_transport_name(enum mrc_mode mode);
 
 /* metaroce_net.c */
 int metaroce_sock_get(struct metaroce_dev *mdev);
 void metaroce_sock_put(struct metaroce_dev *mdev);
 void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out);
 void metaroce_ud_xmit(struct metaroce_dev *mdev, struct sk_buff *skb);
-u16 metaroce_dst_port(void);
+u16 metaroce_dst_port(enum mrc_mode mode);
+bool metaroce_can_rocev2(const struct metaroce_dev *mdev);
 enum ib_port_state metaroce_port_state(const struct net_device *ndev);
 enum ib_mtu metaroce_active_mtu(const struct net_device *ndev);
 void metaroce_port_update(struct metaroce_dev *mdev);

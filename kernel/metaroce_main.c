@@ -18,16 +18,39 @@ MODULE_DESCRIPTION("MetaRoCE loss-tolerant multipath soft-RoCE transport");
 MODULE_LICENSE("Dual BSD/GPL");
 
 /*
- * default_transport: the wire mode of every RC connection, "metaroce"
- * (multipath, selective retransmission, UDP port 4793) or "rocev2" (IBTA
- * RoCEv2 on the wire, UDP port 4791).  Read-only once loaded: the UDP
- * sockets are bound to the mode's port.
+ * default_transport: the initial default wire mode of the devices created
+ * from now on, "metaroce" (multipath, selective retransmission, UDP port
+ * 4793) or "rocev2" (IBTA RoCEv2 on the wire, UDP port 4791).  Each device
+ * then has its own default (sysfs default_transport), and a QP may ask for
+ * either mode at creation (struct metaroce_create_qp_req): every device
+ * listens on both ports.
  */
 static char *default_transport = "metaroce";
 module_param(default_transport, charp, 0444);
 MODULE_PARM_DESC(default_transport,
-		 "Wire mode of RC QPs: metaroce (default) or rocev2");
+		 "Initial default wire mode of a new device's RC QPs: metaroce (default) or rocev2");
 enum mrc_mode metaroce_transport_mode;
+
+/* The names of the wire modes, in the module parameter and in sysfs. */
+static const char *const metaroce_transport_names[] = {
+	[MRC_MODE_METAROCE] = "metaroce",
+	[MRC_MODE_ROCEV2] = "rocev2",
+};
+
+int metaroce_parse_transport(const char *name, enum mrc_mode *mode)
+{
+	int i = sysfs_match_string(metaroce_transport_names, name);
+
+	if (i < 0)
+		return -EINVAL;
+	*mode = i;
+	return 0;
+}
+
+const char *metaroce_transport_name(enum mrc_mode mode)
+{
+	return metaroce_transport_names[mode];
+}
 
 /* See "Locking" in metaroce.h. */
 DEFINE_MUTEX(metaroce_devices_lock);
@@ -108,11 +131,8 @@ static int __init metaroce_module_init(void)
 {
 	int err;
 
-	if (sysfs_streq(default_transport, "metaroce")) {
-		metaroce_transport_mode = MRC_MODE_METAROCE;
-	} else if (sysfs_streq(default_transport, "rocev2")) {
-		metaroce_transport_mode = MRC_MODE_ROCEV2;
-	} else {
+	if (metaroce_parse_transport(default_transport,
+				     &metaroce_transport_mode)) {
 		pr_err("rdma_metaroce: default_transport=%s: not metaroce or rocev2\n",
 		       default_transport);
 		return -EINVAL;

@@ -13,16 +13,18 @@
  * A namespace that goes away takes its sockets with it (pernet exit);
  * devices still referring to them drop what they send.
  *
- * Port 4791 (MR-COMPAT-010): UD and GSI datagrams are IBTA RoCEv2 in both
- * wire modes, so each namespace has an IPv4 and an IPv6 socket on 4791.
- * In RoCEv2 mode the IPv4 one is also the RC socket, and a datagram's BTH
- * opcode tells UD (0x64/0x65) from RC; in MetaRoCE mode RC has its own
- * port (4793) and 4791 carries only UD.  A port can be bound once per
- * namespace: where rdma_rxe (whose sockets live in init_net) or anything
- * else holds 4791 first, a RoCEv2-mode device cannot be created
- * (-EADDRINUSE), and a MetaRoCE-mode device is created without UD: its UD
- * and GSI datagrams are counted as tx_errors, and rdma_cm cannot reach it.
- * Load rdma_rxe first to keep it working next to a MetaRoCE-mode device.
+ * Ports (MR-COMPAT-010, MR-COMPAT-011): each namespace has a socket on
+ * UDP 4793 for MetaRoCE-mode RC and an IPv4 and an IPv6 socket on 4791.
+ * UD and GSI datagrams are IBTA RoCEv2 whatever the wire mode, and the
+ * IPv4 4791 socket also carries RoCEv2-mode RC: a datagram's BTH opcode
+ * tells UD (0x64/0x65) from RC.  The wire mode is per QP, so a device
+ * listens on both ports, and an RC packet that reaches a QP through the
+ * other mode's port is dropped and counted (rx_wrong_transport).  A port
+ * can be bound once per namespace: where rdma_rxe (whose sockets live in
+ * init_net) or anything else holds 4791 first, the devices of that
+ * namespace have no UD, and RoCEv2-mode QPs (and a RoCEv2 device default)
+ * are refused with -EADDRINUSE.  Load rdma_rxe first to keep it working
+ * next to a MetaRoCE device in the same namespace.
  */
 
 #include <linux/rtnetlink.h>
@@ -168,8 +170,9 @@ struct metaroce_sock {
 	struct list_head list;		/* on metaroce_socks */
 	struct net *net;		/* not a reference: see pernet exit */
 	unsigned int users;		/* devices; metaroce_socks_lock */
-	struct socket __rcu *sock;	/* RC; NULL once the netns exits */
-	/* UDP 4791 (UD, GSI); ud4 is sock in RoCEv2 mode; NULL if busy. */
+	/* UDP 4793, MetaRoCE-mode RC; NULL once the netns exits. */
+	struct socket __rcu *sock;
+	/* UDP 4791: UD, GSI and (ud4) RoCEv2-mode RC; NULL if busy. */
 	struct socket __rcu *ud4, *ud6;
 };
 
@@ -177,10 +180,25 @@ struct metaroce_sock {
 static DEFINE_MUTEX(metaroce_socks_lock);
 static LIST_HEAD(metaroce_socks);
 
-u16 metaroce_dst_port(void)
+u16 metaroce_dst_port(enum mrc_mode mode)
 {
-	return metaroce_transport_mode == MRC_MODE_ROCEV2 ? MR_ROCEV2_UDP_PORT :
-							    MR_UDP_PORT;
+	return mode == MRC_MODE_ROCEV2 ? MR_ROCEV2_UDP_PORT : MR_UDP_PORT;
+}
+
+/* Whether @mdev can carry RoCEv2-mode RC: its namespace got UDP 4791. */
+bool metaroce_can_rocev2(const struct metaroce_dev *mdev)
+{
+	return mdev->sock && rcu_access_pointer(mdev->sock->ud4);
+}
+
+/* The socket an RC QP of @mode sends from.  Under RCU. */
+static struct socket *metaroce_rc_sock(const struct metaroce_dev *mdev,
+				       enum mrc_mode mode)
+{
+	if (!mdev->sock)
+		return NULL;
+	return mode == MRC_MODE_ROCEV2 ? rcu_dereference_bh(mdev->sock->ud4) :
+					 rcu_dereference_bh(mdev->sock->sock);
 }
 
 /* Both wire formats carry the destination QPN in bytes 4..7. */
@@ -197,8 +215,12 @@ static u8 metaroce_tos(const struct metaroce_qp *qp)
 	return qp->mode == MRC_MODE_METAROCE ? INET_ECN_ECT_0 : 0;
 }
 
-/* encap_rcv of the UDP socket: softirq, under RCU. */
-static int metaroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+/*
+ * An RC packet that arrived on the port of wire mode @mode: softirq, under
+ * RCU.  Consumes @skb.
+ */
+static int metaroce_rc_recv(struct sock *sk, struct sk_buff *skb,
+			    enum mrc_mode mode)
 {
 	struct metaroce_qp *qp;
 	const u8 *pkt;
@@ -221,6 +243,16 @@ static int metaroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		metaroce_qp_put(qp);
 		goto drop;
 	}
+	/*
+	 * The peer speaks the other wire mode (MR-COMPAT-011): never hand the
+	 * core a packet of the other format.  The requester's retries run
+	 * out and it completes with IB_WC_RETRY_EXC_ERR.
+	 */
+	if (qp->mode != mode) {
+		metaroce_count(qp->mdev, METAROCE_CNT_RX_WRONG_TRANSPORT);
+		metaroce_qp_put(qp);
+		goto drop;
+	}
 	/* IPv4 only, like the transmit side; the IP header is still there. */
 	ce = INET_ECN_is_ce(ip_hdr(skb)->tos);
 	if (ce)
@@ -240,6 +272,12 @@ drop:
 	return 0;
 }
 
+/* encap_rcv of the socket on UDP 4793. */
+static int metaroce_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	return metaroce_rc_recv(sk, skb, MRC_MODE_METAROCE);
+}
+
 /*
  * encap_rcv of the sockets on UDP 4791: UD datagrams for metaroce_ud.c,
  * RoCEv2-mode RC packets (IPv4 only) for the connection of their QP.
@@ -255,9 +293,8 @@ static int metaroce_roce_encap_recv(struct sock *sk, struct sk_buff *skb)
 		consume_skb(skb);
 		return 0;
 	}
-	if (metaroce_transport_mode == MRC_MODE_ROCEV2 &&
-	    sk->sk_family == AF_INET)
-		return metaroce_udp_encap_recv(sk, skb);
+	if (sk->sk_family == AF_INET)
+		return metaroce_rc_recv(sk, skb, MRC_MODE_ROCEV2);
 drop:
 	if (sk->sk_family == AF_INET)
 		__UDP_INC_STATS(sock_net(sk), UDP_MIB_INERRORS, 0);
@@ -299,23 +336,17 @@ static int metaroce_sock_create(struct net *net, int family, u16 port,
  * The UD sockets of a new metaroce_sock (see the top of the file); a busy
  * port leaves the pointer NULL.
  */
-static void metaroce_ud_socks_create(struct metaroce_sock *ms,
-				     struct socket *rc_sock)
+static void metaroce_ud_socks_create(struct metaroce_sock *ms)
 {
 	struct socket *sock;
 	int err;
 
-	if (metaroce_transport_mode == MRC_MODE_ROCEV2) {
-		rcu_assign_pointer(ms->ud4, rc_sock);
-	} else {
-		err = metaroce_sock_create(ms->net, AF_INET,
-					   MR_ROCEV2_UDP_PORT, &sock);
-		if (err)
-			pr_info("rdma_metaroce: UDP port %u (IPv4) unavailable in this network namespace (%d): no UD or GSI (rdma_cm) over IPv4\n",
-				MR_ROCEV2_UDP_PORT, err);
-		else
-			rcu_assign_pointer(ms->ud4, sock);
-	}
+	err = metaroce_sock_create(ms->net, AF_INET, MR_ROCEV2_UDP_PORT, &sock);
+	if (err)
+		pr_info("rdma_metaroce: UDP port %u (IPv4) unavailable in this network namespace (%d): no UD, GSI (rdma_cm) or RoCEv2-mode RC over IPv4\n",
+			MR_ROCEV2_UDP_PORT, err);
+	else
+		rcu_assign_pointer(ms->ud4, sock);
 	err = metaroce_sock_create(ms->net, AF_INET6, MR_ROCEV2_UDP_PORT,
 				   &sock);
 	if (err && err != -EAFNOSUPPORT)
@@ -348,7 +379,7 @@ static void metaroce_socks_release(struct metaroce_sock *ms)
 	synchronize_rcu();
 	if (rc)
 		udp_tunnel_sock_release(rc);
-	if (ud4 && ud4 != rc)
+	if (ud4)
 		udp_tunnel_sock_release(ud4);
 	if (ud6)
 		udp_tunnel_sock_release(ud6);
@@ -375,7 +406,7 @@ int metaroce_sock_get(struct metaroce_dev *mdev)
 		err = -ENOMEM;
 		goto unlock;
 	}
-	err = metaroce_sock_create(net, AF_INET, metaroce_dst_port(), &sock);
+	err = metaroce_sock_create(net, AF_INET, MR_UDP_PORT, &sock);
 	if (err) {
 		kfree(ms);
 		goto unlock;
@@ -383,7 +414,7 @@ int metaroce_sock_get(struct metaroce_dev *mdev)
 	ms->net = net;
 	ms->users = 1;
 	rcu_assign_pointer(ms->sock, sock);
-	metaroce_ud_socks_create(ms, sock);
+	metaroce_ud_socks_create(ms);
 	list_add(&ms->list, &metaroce_socks);
 out:
 	mdev->sock = ms;
@@ -423,7 +454,7 @@ void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 	if (skb_queue_empty(out))
 		return;
 	rcu_read_lock_bh();
-	sock = mdev->sock ? rcu_dereference_bh(mdev->sock->sock) : NULL;
+	sock = metaroce_rc_sock(mdev, qp->mode);
 	while ((skb = __skb_dequeue(out))) {
 		struct flowi4 fl4 = {
 			.flowi4_oif = ndev->ifindex,
@@ -442,7 +473,7 @@ void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr,
 				    metaroce_tos(qp),
 				    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
-				    htons(sport), htons(metaroce_dst_port()),
+				    htons(sport), htons(metaroce_dst_port(qp->mode)),
 				    false, false);
 		metaroce_count(mdev, METAROCE_CNT_TX_PACKETS);
 		continue;

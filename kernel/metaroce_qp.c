@@ -30,6 +30,7 @@
 #include <linux/vmalloc.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
+#include <uapi/rdma/metaroce-abi.h>
 
 #include "metaroce.h"
 #include "metaroce_param.h"
@@ -81,6 +82,66 @@ static int metaroce_check_cap(const struct ib_qp_cap *cap)
 	return 0;
 }
 
+/* The ABI numbers the wire modes as the core does. */
+static_assert((int)METAROCE_TRANSPORT_METAROCE == (int)MRC_MODE_METAROCE &&
+	      (int)METAROCE_TRANSPORT_ROCEV2 == (int)MRC_MODE_ROCEV2);
+
+/*
+ * The wire mode of a new QP (MR-COMPAT-011): the one the request names,
+ * else the device's default.  A request shorter than struct
+ * metaroce_create_qp_req lacks the fields past its end; a longer one must
+ * be zero beyond it.  Only RC QPs have a choice: UD and GSI are RoCEv2 UD.
+ */
+static int metaroce_create_qp_mode(struct metaroce_dev *mdev,
+				   const struct ib_qp_init_attr *init,
+				   struct ib_udata *udata, enum mrc_mode *mode)
+{
+	struct metaroce_create_qp_req req = {};
+	int err;
+
+	*mode = READ_ONCE(mdev->default_mode);
+	if (udata && udata->inlen) {
+		if (udata->inlen > sizeof(req) &&
+		    !ib_is_udata_cleared(udata, sizeof(req),
+					 udata->inlen - sizeof(req)))
+			return -EINVAL;
+		err = ib_copy_from_udata(&req, udata,
+					 min(udata->inlen, sizeof(req)));
+		if (err)
+			return err;
+	}
+	if ((req.comp_mask & ~(u64)METAROCE_CREATE_QP_REQ_TRANSPORT) ||
+	    req.reserved)
+		return -EINVAL;
+	if (req.comp_mask & METAROCE_CREATE_QP_REQ_TRANSPORT) {
+		if (init->qp_type != IB_QPT_RC ||
+		    (req.transport != METAROCE_TRANSPORT_METAROCE &&
+		     req.transport != METAROCE_TRANSPORT_ROCEV2))
+			return -EINVAL;
+		*mode = req.transport;
+	}
+	/* RoCEv2-mode RC is carried by the namespace's UDP 4791 socket. */
+	if (init->qp_type == IB_QPT_RC && *mode == MRC_MODE_ROCEV2 &&
+	    !metaroce_can_rocev2(mdev))
+		return -EADDRINUSE;
+	return 0;
+}
+
+/* Tell user space which wire mode the QP got. */
+static int metaroce_create_qp_resp(struct metaroce_qp *qp,
+				   struct ib_udata *udata)
+{
+	struct metaroce_create_qp_resp resp = {
+		.comp_mask = METAROCE_CREATE_QP_RESP_TRANSPORT,
+		.transport = qp->mode,
+	};
+
+	if (!udata || !udata->outlen)
+		return 0;
+	return ib_copy_to_udata(udata, &resp,
+				min(udata->outlen, sizeof(resp)));
+}
+
 static int metaroce_create_qp(struct ib_qp *ib_qp,
 			      struct ib_qp_init_attr *init,
 			      struct ib_udata *udata)
@@ -88,13 +149,10 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	struct metaroce_dev *mdev = to_mdev(ib_qp->device);
 	struct metaroce_qp *qp = to_mqp(ib_qp);
 	struct ib_qp_cap *cap = &init->cap;
+	enum mrc_mode mode;
 	u32 qpn;
 	int err;
 
-	/* No driver data is defined for CREATE_QP in this ABI version. */
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EINVAL;
 	switch (init->qp_type) {
 	case IB_QPT_RC:
 	case IB_QPT_UD:
@@ -119,6 +177,9 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	err = metaroce_check_cap(cap);
 	if (err)
 		return err;
+	err = metaroce_create_qp_mode(mdev, init, udata, &mode);
+	if (err)
+		return err;
 	if (atomic_inc_return(&mdev->num_qp) > METAROCE_MAX_QP) {
 		err = -ENOMEM;
 		goto err_count;
@@ -133,7 +194,7 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	qp->timer.function = metaroce_qp_timer;
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	qp->mode = metaroce_transport_mode;
+	qp->mode = mode;
 	metaroce_ud_init(qp);
 
 	cap->max_send_sge = max_t(u32, cap->max_send_sge, 1);
@@ -167,6 +228,10 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 			goto err_rq;
 		}
 	}
+
+	err = metaroce_create_qp_resp(qp, udata);
+	if (err)
+		goto err_inline;
 
 	if (init->qp_type == IB_QPT_GSI) {
 		/* QP1 is found by the receiving netdev, not by number. */

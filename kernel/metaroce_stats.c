@@ -17,6 +17,7 @@ static const struct rdma_stat_desc metaroce_stat_descs[] = {
 	[METAROCE_CNT_REM_ACCESS_ERR].name = "rem_access_err",
 	[METAROCE_CNT_RX_ECN_CE].name = "rx_ecn_ce",
 	[METAROCE_CNT_RX_BAD_QKEY].name = "rx_bad_qkey",
+	[METAROCE_CNT_RX_WRONG_TRANSPORT].name = "rx_wrong_transport",
 };
 static_assert(ARRAY_SIZE(metaroce_stat_descs) == METAROCE_NUM_COUNTERS);
 

@@ -197,8 +197,43 @@ static ssize_t metaroce_abi_version_show(struct device *device,
 }
 static DEVICE_ATTR_RO(metaroce_abi_version);
 
+/*
+ * /sys/class/infiniband/<dev>/default_transport: the wire mode of the RC
+ * QPs created from now on without a requested one (MR-COMPAT-011).  QPs
+ * that exist keep theirs.
+ */
+static ssize_t default_transport_show(struct device *device,
+				      struct device_attribute *attr, char *buf)
+{
+	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
+							      struct metaroce_dev,
+							      ib_dev);
+
+	return sysfs_emit(buf, "%s\n",
+			  metaroce_transport_name(READ_ONCE(mdev->default_mode)));
+}
+
+static ssize_t default_transport_store(struct device *device,
+				       struct device_attribute *attr,
+				       const char *buf, size_t count)
+{
+	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
+							      struct metaroce_dev,
+							      ib_dev);
+	enum mrc_mode mode;
+
+	if (metaroce_parse_transport(buf, &mode))
+		return -EINVAL;
+	if (mode == MRC_MODE_ROCEV2 && !metaroce_can_rocev2(mdev))
+		return -EADDRINUSE;
+	WRITE_ONCE(mdev->default_mode, mode);
+	return count;
+}
+static DEVICE_ATTR_RW(default_transport);
+
 static struct attribute *metaroce_dev_attrs[] = {
 	&dev_attr_metaroce_abi_version.attr,
+	&dev_attr_default_transport.attr,
 	NULL
 };
 
@@ -251,6 +286,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	netdev_hold(ndev, &mdev->ndev_tracker, GFP_KERNEL);
 	mdev->ndev = ndev;
 	mdev->port_event_state = metaroce_port_state(ndev);
+	mdev->default_mode = metaroce_transport_mode;
 
 	ib_dev->node_type = RDMA_NODE_IB_CA;
 	ib_dev->phys_port_cnt = 1;
@@ -278,6 +314,12 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	err = metaroce_sock_get(mdev);
 	if (err)
 		goto err_dealloc;
+	/* A RoCEv2 default needs UDP 4791, which rdma_rxe may hold. */
+	if (mdev->default_mode == MRC_MODE_ROCEV2 &&
+	    !metaroce_can_rocev2(mdev)) {
+		err = -EADDRINUSE;
+		goto err_dealloc;
+	}
 
 	mutex_lock(&metaroce_devices_lock);
 	if (metaroce_find_dev_locked(ndev))

@@ -47,6 +47,7 @@ struct cq {
 
 struct qp {
 	struct verbs_qp vqp;
+	uint32_t transport; /* enum metaroce_transport the kernel chose */
 };
 
 /*
@@ -93,6 +94,30 @@ struct alloc_pd_resp {
 	struct metaroce_alloc_pd_resp drv;
 };
 static_assert(offsetof(alloc_pd_resp, drv) == sizeof(verbs_resp_alloc_pd));
+
+/*
+ * ib_uverbs_create_qp ends in a flexible array, which C++ does not allow
+ * inside another structure: keep the core command as bytes, which
+ * libibverbs fills in through cmd().
+ */
+struct create_qp_cmd {
+	alignas(struct verbs_cmd_create_qp) unsigned char
+		ibv_cmd[sizeof(struct verbs_cmd_create_qp)];
+	struct metaroce_create_qp_req drv;
+
+	struct verbs_cmd_create_qp *cmd() noexcept
+	{
+		return reinterpret_cast<struct verbs_cmd_create_qp *>(ibv_cmd);
+	}
+};
+static_assert(offsetof(create_qp_cmd, drv) == sizeof(verbs_cmd_create_qp));
+
+struct create_qp_resp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct metaroce_create_qp_resp drv;
+};
+static_assert(offsetof(create_qp_resp, drv) ==
+	      sizeof(ib_uverbs_create_qp_resp));
 
 inline cq *to_cq(struct ibv_cq *ibcq) noexcept
 {

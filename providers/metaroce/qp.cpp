@@ -8,11 +8,42 @@
  * ops table), which also validates the work requests.
  */
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "metaroce.h"
 
 namespace metaroce {
+
+/*
+ * METAROCE_TRANSPORT=metaroce|rocev2: the wire mode of the RC QPs this
+ * process creates, over the device's default (sysfs default_transport),
+ * which starts as the module's default_transport.  Returns false, unset,
+ * and EINVAL in *err for a value that names no mode: a typo must not
+ * quietly pick the other wire mode.
+ */
+static bool env_transport(uint32_t *transport, int *err) noexcept
+{
+	const char *v = std::getenv("METAROCE_TRANSPORT");
+
+	*err = 0;
+	if (!v)
+		return false;
+	if (!std::strcmp(v, "metaroce")) {
+		*transport = METAROCE_TRANSPORT_METAROCE;
+		return true;
+	}
+	if (!std::strcmp(v, "rocev2")) {
+		*transport = METAROCE_TRANSPORT_ROCEV2;
+		return true;
+	}
+	std::fprintf(stderr,
+		     "metaroce: METAROCE_TRANSPORT=%s: not metaroce or rocev2\n",
+		     v);
+	*err = EINVAL;
+	return false;
+}
 
 /*
  * The one constructor of both APIs: ibv_create_qp() arrives here through
@@ -21,8 +52,8 @@ namespace metaroce {
 struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
 			    struct ibv_qp_init_attr_ex *attr) noexcept
 {
-	struct verbs_cmd_create_qp cmd = {};
-	struct ib_uverbs_create_qp_resp resp = {};
+	create_qp_cmd cmd = {};
+	create_qp_resp resp = {};
 	qp *q;
 	int ret;
 
@@ -34,17 +65,27 @@ struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return nullptr;
 	}
+	/* UD QPs are RoCEv2 UD in every mode: only RC has a choice. */
+	if (attr->qp_type == IBV_QPT_RC) {
+		if (env_transport(&cmd.drv.transport, &ret))
+			cmd.drv.comp_mask |= METAROCE_CREATE_QP_REQ_TRANSPORT;
+		else if (ret) {
+			errno = ret;
+			return nullptr;
+		}
+	}
 	q = alloc_obj<qp>();
 	if (!q)
 		return nullptr;
 	/* Fills in qp_num, handle, state and attr->cap as granted. */
-	ret = ibv_cmd_create_qp_ex(ibctx, &q->vqp, attr, &cmd, sizeof(cmd),
-				   &resp, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex(ibctx, &q->vqp, attr, cmd.cmd(),
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret) {
 		std::free(q);
 		errno = ret;
 		return nullptr;
 	}
+	q->transport = resp.drv.transport;
 	return &q->vqp.qp;
 }
 

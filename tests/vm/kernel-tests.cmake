@@ -15,6 +15,9 @@ if(METAROCE_BUILD_PROVIDER)
 	list(APPEND _metaroce_kernel_tests ud ud_rocev2)
 	# srq: shared receive queues, ibv_srq_pingpong and limit events.
 	list(APPEND _metaroce_kernel_tests srq srq_rocev2)
+	# transport: METAROCE_TRANSPORT, the sysfs device default and the
+	# module default on the wire (tcpdump), and the mismatch cases.
+	list(APPEND _metaroce_kernel_tests transport)
 endif()
 
 foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)

@@ -25,9 +25,10 @@
 #include <linux/types.h>
 
 /*
- * Data path, first slice: MR, CQ and QP creation carry no driver data in
+ * Data path, first slice: MR and CQ creation carry no driver data in
  * either direction (the kernel accepts an all-zero request tail and
- * rejects a non-zero one with EINVAL), and the provider reaches the data
+ * rejects a non-zero one with EINVAL), QP creation only the wire mode
+ * (struct metaroce_create_qp_req below), and the provider reaches the data
  * path verbs through the generic uverbs commands POST_SEND, POST_RECV,
  * POLL_CQ and REQ_NOTIFY_CQ, which rdma_metaroce.ko enables.
  *
@@ -36,6 +37,50 @@
  * here that start with a __aligned_u64 comp_mask; a provider that sends
  * none keeps the first-slice behaviour, so both generations interoperate.
  */
+
+/*
+ * CREATE_QP driver data (RC QPs; UD and GSI are RoCEv2 UD in every mode).
+ * A request without driver data, or with comp_mask 0, gets the device's
+ * default wire mode (sysfs attribute METAROCE_SYSFS_DEFAULT_TRANSPORT_ATTR).
+ * The kernel accepts a request shorter than this structure (fields past
+ * inlen are absent) and a longer one whose extra bytes are zero; it
+ * refuses unknown comp_mask bits and an unknown transport with EINVAL.
+ * Later extensions (mapped rings) append their own fields and comp_mask
+ * bits after these.
+ */
+enum metaroce_transport {
+	METAROCE_TRANSPORT_METAROCE = 0,	/* multipath, UDP 4793 */
+	METAROCE_TRANSPORT_ROCEV2 = 1,		/* IBTA RoCEv2 RC, UDP 4791 */
+};
+
+enum metaroce_create_qp_req_mask {
+	/* metaroce_create_qp_req.transport is valid */
+	METAROCE_CREATE_QP_REQ_TRANSPORT = 1 << 0,
+};
+
+struct metaroce_create_qp_req {
+	__aligned_u64 comp_mask;	/* enum metaroce_create_qp_req_mask */
+	__u32 transport;		/* enum metaroce_transport */
+	__u32 reserved;
+};
+
+enum metaroce_create_qp_resp_mask {
+	/* metaroce_create_qp_resp.transport is valid */
+	METAROCE_CREATE_QP_RESP_TRANSPORT = 1 << 0,
+};
+
+struct metaroce_create_qp_resp {
+	__aligned_u64 comp_mask;	/* enum metaroce_create_qp_resp_mask */
+	__u32 transport;		/* the QP's wire mode, as chosen */
+	__u32 reserved;
+};
+
+/*
+ * Read-write sysfs attribute of the ib_device: the wire mode ("metaroce"
+ * or "rocev2", followed by a newline) of RC QPs created without a
+ * requested one.  Starts as the module parameter default_transport.
+ */
+#define METAROCE_SYSFS_DEFAULT_TRANSPORT_ATTR "default_transport"
 
 /* Bumped on any incompatible change of the structures below. */
 #define METAROCE_UVERBS_ABI_VERSION 1

@@ -1,0 +1,185 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Choosing the wire mode of RC QPs (MR-COMPAT-011), seen on the wire, run by
+#   tests/vm/vmtest.sh [--kernel VER] -- tests/vm/t-kernel-transport.sh BUILD_DIR
+#
+# mr0 in netns mra and mr1 in netns mrb, the module loaded with its default
+# (default_transport=metaroce).  Each short ibv_rc_pingpong runs under a
+# packet capture on mrb's veth0, which must show its RC packets on exactly
+# one port: 4793 (MetaRoCE) or 4791 with an RC BTH opcode (RoCEv2):
+#   - no configuration: the module default, metaroce;
+#   - METAROCE_TRANSPORT=rocev2: rocev2;
+#   - both devices' sysfs default_transport set to rocev2: rocev2, and
+#     METAROCE_TRANSPORT=metaroce over it: metaroce (env > device default);
+#   - METAROCE_TRANSPORT=bogus and "echo bogus > default_transport" fail
+#     with EINVAL;
+#   - a mismatch in both directions (one side rocev2, the other metaroce):
+#     the server's device counts rx_wrong_transport and no CRC or
+#     malformed drops, neither side completes, and a RoCEv2-mode client's
+#     send completes with "transport retry counter exceeded";
+#   - a module loaded with default_transport=rocev2 gives a new device
+#     the default rocev2.
+# covers: MR-COMPAT-011
+set -euo pipefail
+build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
+. "$METAROCE_SRC/kernel/guest-test-lib.sh"
+
+server=10.88.0.1
+ko=$(mr_ko "$build")
+
+vm_load_module "$ko" || fail "loading the module"
+mr_netns_devices
+vm_install_provider "$build" || fail "installing the provider"
+gid=$(mr_gid_index mr0)
+
+# The device default, as sysfs shows it.
+dev_default() { cat "/sys/class/infiniband/$1/default_transport"; }
+for d in mr0 mr1; do
+	[ "$(dev_default $d)" = metaroce ] || fail "$d: default_transport is '$(dev_default $d)', expected the module's metaroce"
+done
+
+# capture TAG CMD...: CMD while tcpdump records mrb's RoCE/MetaRoCE UDP
+# traffic into cap-TAG.pcap.  A starved tcpdump lags behind the kernel's
+# capture buffer and drops what is still in it when it is stopped, so
+# before stopping it a marker datagram (UDP port 9) is sent until it is in
+# the file: everything captured before it is then written too.
+sentinel_seen() {
+	ip netns exec mra bash -c 'echo x >/dev/udp/10.88.0.2/9' 2>/dev/null || :
+	tcpdump -r "cap-$1.pcap" -n 'udp port 9' 2>/dev/null | grep -q .
+}
+capture() {
+	local tag=$1 pid
+	shift
+	ip netns exec mrb tcpdump -Z root -i veth0 -n -U -w "cap-$tag.pcap" \
+		'udp port 4791 or udp port 4793 or udp port 9' 2>"cap-$tag.err" &
+	pid=$!
+	mr_wait "tcpdump ($tag)" grep -q 'listening on' "cap-$tag.err"
+	"$@"
+	mr_wait "tcpdump to catch up ($tag)" sentinel_seen "$tag"
+	kill -INT "$pid"
+	wait "$pid" || :
+}
+
+# packets TAG FILTER: packets of cap-TAG.pcap that match FILTER.
+packets() { tcpdump -r "cap-$1.pcap" -n "$2" 2>/dev/null | wc -l; }
+
+# expect_wire TAG MODE: the capture shows RC packets of MODE only: 4793,
+# or 4791 with an RC opcode (BTH byte 0 below 0x20; UD is 0x64/0x65).
+expect_wire() {
+	local tag=$1 mode=$2 mr rc
+	mr=$(packets "$tag" 'udp port 4793')
+	rc=$(packets "$tag" 'udp port 4791 and udp[8] < 0x20')
+	echo "$tag: $mr packets on 4793, $rc RoCEv2 RC packets on 4791" | tee -a "$RESULTS/results.txt"
+	case $mode in
+	metaroce) [ "$mr" -gt 0 ] && [ "$rc" = 0 ] ||
+		fail "$tag: expected MetaRoCE (4793) only" ;;
+	rocev2) [ "$rc" -gt 0 ] && [ "$mr" = 0 ] ||
+		fail "$tag: expected RoCEv2 RC (4791) only" ;;
+	esac
+}
+
+# pingpong TAG SERVER_ENV CLIENT_ENV: a short checked ibv_rc_pingpong,
+# each side under its environment (VAR=VALUE, or - for none).
+pingpong() {
+	local tag=$1 senv=$2 cenv=$3
+	[ "$senv" = - ] && senv=METAROCE_UNUSED=1
+	[ "$cenv" = - ] && cenv=METAROCE_UNUSED=1
+	mr_peer "$tag" tcp:18515 env "$senv" ibv_rc_pingpong -d @DEV@ -g "$gid" -n 20 --chk \
+		-- "$cenv" ibv_rc_pingpong -d @DEV@ -g "$gid" -n 20 --chk "$server"
+	grep -q 'bytes in' "cli-$tag.txt" || fail "$tag: no result"
+}
+
+step "module default: metaroce"
+capture default pingpong default - -
+expect_wire default metaroce
+
+step "METAROCE_TRANSPORT=rocev2"
+capture env-rocev2 pingpong env-rocev2 METAROCE_TRANSPORT=rocev2 METAROCE_TRANSPORT=rocev2
+expect_wire env-rocev2 rocev2
+
+step "device default rocev2 (sysfs)"
+for d in mr0 mr1; do
+	echo rocev2 >"/sys/class/infiniband/$d/default_transport" || fail "setting $d's default"
+	[ "$(dev_default $d)" = rocev2 ] || fail "$d: default_transport did not become rocev2"
+done
+capture dev-rocev2 pingpong dev-rocev2 - -
+expect_wire dev-rocev2 rocev2
+
+step "METAROCE_TRANSPORT=metaroce over a rocev2 device default"
+capture env-over-dev pingpong env-over-dev METAROCE_TRANSPORT=metaroce METAROCE_TRANSPORT=metaroce
+expect_wire env-over-dev metaroce
+for d in mr0 mr1; do
+	echo metaroce >"/sys/class/infiniband/$d/default_transport" || fail "resetting $d's default"
+done
+
+step "values that name no mode"
+mr_expect_error "Invalid argument" bash -c 'echo bogus >/sys/class/infiniband/mr0/default_transport'
+[ "$(dev_default mr0)" = metaroce ] || fail "a refused value changed mr0's default"
+out=$(METAROCE_TRANSPORT=bogus ip netns exec mra ibv_rc_pingpong -d mr0 -g "$gid" 2>&1) &&
+	fail "ibv_rc_pingpong ran with METAROCE_TRANSPORT=bogus"
+echo "$out"
+grep -q 'METAROCE_TRANSPORT=bogus: not metaroce or rocev2' <<<"$out" ||
+	fail "no message naming the bad METAROCE_TRANSPORT"
+grep -q "Couldn't create QP" <<<"$out" || fail "the QP was not refused"
+
+# mismatch TAG SERVER_MODE CLIENT_MODE: the server's device must drop the
+# client's packets as rx_wrong_transport and parse none of them; the
+# client must not complete.  A RoCEv2-mode client (go-back-N, IB timeout
+# 14 from ibv_rc_pingpong) runs out of retries within seconds and must
+# fail with RETRY_EXC_ERR; a MetaRoCE-mode one backs its PTOs off
+# exponentially over its paths (MR-LOSS-006, MR-FAIL-004) and would take
+# minutes, so it is stopped once the drops are counted.
+mismatch() {
+	local tag=$1 smode=$2 cmode=$3 srv_pid cli_pid rc=0 wrong0 wrong c
+	step "mismatch: server $smode, client $cmode"
+	wrong0=$(mr_counter mr0 rx_wrong_transport)
+	ip netns exec mra timeout 100 env METAROCE_TRANSPORT="$smode" \
+		ibv_rc_pingpong -d mr0 -g "$gid" -n 5 >"srv-$tag.txt" 2>&1 &
+	srv_pid=$!
+	vm_wait_until 30 mr_listening tcp:18515 || fail "$tag: server did not start: $(cat "srv-$tag.txt")"
+	ip netns exec mrb timeout 90 env METAROCE_TRANSPORT="$cmode" \
+		ibv_rc_pingpong -d mr1 -g "$gid" -n 5 "$server" >"cli-$tag.txt" 2>&1 &
+	cli_pid=$!
+	vm_wait_until 30 eval '[ "$(mr_counter mr0 rx_wrong_transport)" -gt "$wrong0" ]' ||
+		fail "$tag: mr0 counted no rx_wrong_transport"
+	if [ "$cmode" = rocev2 ]; then
+		wait "$cli_pid" || rc=$?
+	else
+		kill "$cli_pid" 2>/dev/null || :
+		wait "$cli_pid" || rc=$?
+	fi
+	kill "$srv_pid" 2>/dev/null || :
+	wait "$srv_pid" || :
+	cat "cli-$tag.txt"
+	[ "$rc" != 0 ] || fail "$tag: the client succeeded across a wire-mode mismatch"
+	grep -q 'bytes in' "cli-$tag.txt" "srv-$tag.txt" && fail "$tag: a side completed its ping-pong"
+	if [ "$cmode" = rocev2 ]; then
+		[ "$rc" != 124 ] || fail "$tag: the client hung instead of failing"
+		grep -q 'transport retry counter exceeded' "cli-$tag.txt" ||
+			fail "$tag: the client did not fail with RETRY_EXC_ERR"
+	fi
+	wrong=$(( $(mr_counter mr0 rx_wrong_transport) - wrong0 ))
+	echo "$tag: mr0 dropped $wrong packets of the other wire mode" | tee -a "$RESULTS/results.txt"
+	for c in rx_bad_crc rx_malformed; do
+		[ "$(mr_counter mr0 $c)" = 0 ] || fail "$tag: mr0 parsed a packet of the other mode ($c)"
+	done
+}
+mismatch mm-mr metaroce rocev2
+mismatch mm-rm rocev2 metaroce
+
+step "resources and counters"
+mr_check_clean_end
+
+step "module parameter default_transport=rocev2"
+mr_netns_cleanup
+trap - EXIT
+vm_unload_module rdma_metaroce || fail "rmmod rdma_metaroce"
+vm_load_module "$ko" default_transport=rocev2 || fail "loading the module with rocev2"
+mr_netns_devices
+[ "$(dev_default mr0)" = rocev2 ] || fail "mr0: default_transport is '$(dev_default mr0)', expected rocev2"
+
+step "teardown"
+mr_teardown
+cat "$RESULTS/results.txt"
+echo "PASS: wire mode selection on $KVER"
