@@ -339,6 +339,8 @@ static void fx_send(struct fx *f, struct fx_ep *src, const uint8_t *p,
 {
 	f->pkts_sent++;
 	fx_hash(f, p, len, path);
+	if (f->tap)
+		f->tap(f, src, p, len, path);
 	if (f->path_dead_mask & (1ull << path))
 		return;
 	if (fx_below(&f->rng, 1000000) < f->net.loss_ppm)

@@ -79,6 +79,14 @@ struct fx {
 	uint64_t kill_at_ns, revive_at_ns;
 	uint64_t kill_mask;	/* nonzero: paths killed at kill_at_ns */
 	uint64_t last_at[2][MRC_MAX_PATHS];
+	/*
+	 * Optional: sees every datagram an endpoint sends, as sent (before
+	 * loss or corruption), like a capture at the sender.  Set it after
+	 * fx_init(), which clears it.
+	 */
+	void (*tap)(struct fx *f, const struct fx_ep *src, const uint8_t *p,
+		    unsigned int len, unsigned int path);
+	void *tap_user;
 	unsigned int nqueued;
 	uint64_t seq;
 	struct fx_pkt {
