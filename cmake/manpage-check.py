@@ -3,11 +3,13 @@
 """Checks a program's man page against the program (metaroce_add_util).
 
   manpage-check.py PAGE NAME PROGRAM
+  manpage-check.py PAGE NAME          (a page that documents no program)
 
 Fails unless PAGE renders without warnings (man --warnings, as lintian runs
 it), its .TH names NAME in PAGE's section, every long option that
 "PROGRAM --help" prints appears in the page, and every option the page's
-OPTIONS section describes (the tag after .TP) is in that help.
+OPTIONS section describes (the tag after .TP) is in that help.  Without
+PROGRAM only the rendering and the .TH are checked.
 """
 import os
 import re
@@ -35,9 +37,9 @@ def option_tags(roff):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    page, name, program = sys.argv[1:]
+    page, name, program = (sys.argv[1:] + [None])[:3]
     errors = []
     with open(page, encoding="utf-8") as f:
         roff = f.read()
@@ -54,6 +56,11 @@ def main():
     if render.returncode or render.stderr:
         errors.append(f"man --warnings (status {render.returncode}):\n"
                       f"{render.stderr}")
+    if program is None:
+        if errors:
+            sys.exit(f"{page}:\n  " + "\n  ".join(errors))
+        print(f"{page}: renders cleanly")
+        return
 
     help_text = subprocess.run([program, "--help"], capture_output=True,
                                text=True, check=True, timeout=20).stdout

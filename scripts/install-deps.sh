@@ -35,6 +35,8 @@ pkgs=(
 	debhelper dh-dkms dh-python dkms dpkg-dev fakeroot lintian man-db
 	# qemu testbed
 	qemu-system-x86 busybox-static cpio xz-utils zstd iproute2 ethtool tcpdump
+	# the Wireshark dissector's tests (tests/dissector, tools/wireshark)
+	tshark
 )
 # The package lists must be current before kernel versions can be resolved.
 if [ ! -s /var/lib/apt/lists/lock ] && ! ls /var/lib/apt/lists/*_Packages >/dev/null 2>&1; then
@@ -59,5 +61,9 @@ fi
 
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# wireshark-common asks whether non-root users may capture; answer no
+# (tshark only reads capture files here).
+echo "wireshark-common wireshark-common/install-setuid boolean false" |
+	$SUDO debconf-set-selections
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
