@@ -18,6 +18,8 @@ if(METAROCE_BUILD_PROVIDER)
 	# transport: METAROCE_TRANSPORT, the sysfs device default and the
 	# module default on the wire (tcpdump), and the mismatch cases.
 	list(APPEND _metaroce_kernel_tests transport)
+	# compliance: metaroce-compliance over UDP against the module.
+	list(APPEND _metaroce_kernel_tests compliance compliance_rocev2)
 endif()
 
 foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)
