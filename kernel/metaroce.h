@@ -51,8 +51,45 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <metaroce/core.h>
+#include <uapi/rdma/metaroce-netlink.h>
 
 struct metaroce_sock;
+
+/* Per-plane counters ("rdma statistic" planeN_*, the genl PLANE_GET). */
+enum metaroce_plane_counter {
+	METAROCE_PCNT_TX_PACKETS,
+	METAROCE_PCNT_TX_ERRORS,
+	METAROCE_PCNT_RX_PACKETS,
+	METAROCE_PCNT_PATHS_DOWN,	/* QP paths taken out of service */
+	METAROCE_PCNT_PATHS_UP,		/* QP paths put back */
+	METAROCE_PLANE_NUM_COUNTERS
+};
+
+/*
+ * A plane: one netdev of the device (metaroce_plane.c).  Slot 0 is the
+ * device's own netdev (mdev->ndev, held by the device); the others hold
+ * their netdev through @tracker.  @ndev is written under RTNL and
+ * metaroce_devices_lock and read under RCU through the plane map.
+ */
+struct metaroce_plane {
+	struct net_device *ndev;	/* NULL: slot free */
+	netdevice_tracker tracker;
+	bool admin_up;
+	atomic64_t counters[METAROCE_PLANE_NUM_COUNTERS];
+};
+
+/*
+ * The planes in service order: path i of a connection goes on
+ * plane[i % num].  Replaced as a whole (RCU) when a plane is added or
+ * removed; @usable (bit k: plane[k] is admin up and its netdev active)
+ * is updated in place.
+ */
+struct metaroce_plane_map {
+	struct rcu_head rcu;
+	unsigned int num;
+	unsigned long usable;
+	struct metaroce_plane *plane[METAROCE_MAX_PLANES];
+};
 
 /* Device counters, "rdma statistic"; the order of metaroce_stat_descs. */
 enum metaroce_counter {
@@ -87,12 +124,21 @@ struct metaroce_dev {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic64_t counters[METAROCE_NUM_COUNTERS];
+	/* Slots by plane id; see metaroce_plane.c for the locking. */
+	struct metaroce_plane planes[METAROCE_MAX_PLANES];
+	struct metaroce_plane_map __rcu *plane_map;
 };
 
 static inline void metaroce_count(struct metaroce_dev *mdev,
 				  enum metaroce_counter c)
 {
 	atomic64_inc(&mdev->counters[c]);
+}
+
+static inline void metaroce_plane_count(struct metaroce_plane *plane,
+					enum metaroce_plane_counter c)
+{
+	atomic64_inc(&plane->counters[c]);
 }
 
 /*
@@ -311,6 +357,25 @@ void metaroce_dev_list_del(struct metaroce_dev *mdev);
 /* metaroce_verbs.c */
 int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev);
 
+/* metaroce_plane.c */
+int metaroce_planes_init(struct metaroce_dev *mdev);
+void metaroce_planes_release(struct metaroce_dev *mdev);
+bool metaroce_netdev_in_use_locked(const struct net_device *ndev);
+int metaroce_plane_add(struct metaroce_dev *mdev, struct net_device *ndev);
+int metaroce_plane_del(struct metaroce_dev *mdev, struct net_device *ndev);
+int metaroce_plane_set_admin(struct metaroce_dev *mdev,
+			     struct net_device *ndev, bool up);
+void metaroce_planes_netdev_event(struct net_device *ndev,
+				  unsigned long event);
+struct metaroce_plane *metaroce_plane_for_path(struct metaroce_dev *mdev,
+					       unsigned int path);
+void metaroce_plane_count_rx(struct metaroce_dev *mdev, int ifindex);
+void metaroce_qp_apply_planes(struct metaroce_qp *qp, u64 now);
+
+/* metaroce_genl.c */
+int metaroce_genl_init(void);
+void metaroce_genl_exit(void);
+
 /* metaroce_mr.c */
 struct ib_mr *metaroce_reg_user_mr(struct ib_pd *ib_pd, u64 start, u64 length,
 				   u64 iova, int access, struct ib_udata *udata);
@@ -332,6 +397,7 @@ void metaroce_cq_push(struct metaroce_cq *cq, const struct ib_wc *wc,
 /* metaroce_qp.c */
 extern const struct ib_device_ops metaroce_qp_ops;
 struct metaroce_qp *metaroce_qp_get(u32 qpn);
+struct metaroce_qp *metaroce_qp_get_next(unsigned long *qpn);
 void metaroce_qp_put(struct metaroce_qp *qp);
 int metaroce_wq_init(struct metaroce_wq *wq, u32 max_wr, u32 max_sge,
 		     size_t entry, size_t sge);

@@ -141,6 +141,11 @@ static int __init metaroce_module_init(void)
 	err = metaroce_net_init();
 	if (err)
 		return err;
+	err = metaroce_genl_init();
+	if (err) {
+		metaroce_net_exit();
+		return err;
+	}
 
 	rdma_link_register(&metaroce_link_ops);
 	return 0;
@@ -148,6 +153,8 @@ static int __init metaroce_module_init(void)
 
 static void __exit metaroce_module_exit(void)
 {
+	/* No plane command runs once this returns. */
+	metaroce_genl_exit();
 	/* Waits for running newlink calls; no device is created after it. */
 	rdma_link_unregister(&metaroce_link_ops);
 	metaroce_dev_unregister_all();

@@ -144,6 +144,8 @@ static int metaroce_netdev_event(struct notifier_block *nb,
 	}
 
 	mutex_lock(&metaroce_devices_lock);
+	/* Plane state and planes whose netdev goes away (plane 0 too). */
+	metaroce_planes_netdev_event(ndev, event);
 	mdev = metaroce_find_dev_locked(ndev);
 	if (!mdev || !ib_device_try_get(&mdev->ib_dev))
 		goto out;
@@ -253,6 +255,7 @@ static int metaroce_rc_recv(struct sock *sk, struct sk_buff *skb,
 		metaroce_qp_put(qp);
 		goto drop;
 	}
+	metaroce_plane_count_rx(qp->mdev, skb->skb_iif);
 	/* IPv4 only, like the transmit side; the IP header is still there. */
 	ce = INET_ECN_is_ce(ip_hdr(skb)->tos);
 	if (ce)
@@ -442,11 +445,15 @@ void metaroce_sock_put(struct metaroce_dev *mdev)
 	kfree_rcu_mightsleep(ms);
 }
 
-/* Send the packets on @out built for @qp.  Any context, no QP lock. */
+/*
+ * Send the packets on @out built for @qp.  Any context, no QP lock.  The
+ * packet's path picks the plane (metaroce_plane.c) and, with the QP's
+ * base, the UDP source port.  Plane 0 sends from the QP's GID address,
+ * the others from the address routing picks for their netdev.
+ */
 void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 {
 	struct metaroce_dev *mdev = qp->mdev;
-	struct net_device *ndev = mdev->ndev;
 	struct sk_buff *skb;
 	struct socket *sock;
 	struct rtable *rt;
@@ -456,16 +463,21 @@ void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 	rcu_read_lock_bh();
 	sock = metaroce_rc_sock(mdev, qp->mode);
 	while ((skb = __skb_dequeue(out))) {
+		u32 path = METAROCE_SKB_CB(skb)->path;
+		struct metaroce_plane *plane = metaroce_plane_for_path(mdev, path);
+		struct net_device *ndev;
 		struct flowi4 fl4 = {
-			.flowi4_oif = ndev->ifindex,
 			.flowi4_proto = IPPROTO_UDP,
 			.daddr = qp->daddr,
-			.saddr = qp->saddr,
 		};
-		u16 sport = qp->src_port_base + METAROCE_SKB_CB(skb)->path;
+		u16 sport = qp->src_port_base + path;
 
-		if (!sock)
+		if (!sock || !plane)
 			goto err;
+		ndev = plane->ndev;
+		fl4.flowi4_oif = ndev->ifindex;
+		if (ndev == mdev->ndev)
+			fl4.saddr = qp->saddr;
 		rt = ip_route_output_key(dev_net(ndev), &fl4);
 		if (IS_ERR(rt))
 			goto err;
@@ -476,9 +488,12 @@ void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 				    htons(sport), htons(metaroce_dst_port(qp->mode)),
 				    false, false);
 		metaroce_count(mdev, METAROCE_CNT_TX_PACKETS);
+		metaroce_plane_count(plane, METAROCE_PCNT_TX_PACKETS);
 		continue;
 err:
 		metaroce_count(mdev, METAROCE_CNT_TX_ERRORS);
+		if (plane)
+			metaroce_plane_count(plane, METAROCE_PCNT_TX_ERRORS);
 		kfree_skb(skb);
 	}
 	rcu_read_unlock_bh();

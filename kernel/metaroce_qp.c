@@ -54,6 +54,23 @@ struct metaroce_qp *metaroce_qp_get(u32 qpn)
 	return qp;
 }
 
+/*
+ * The numbered QP at or above *@qpn, with a reference, *@qpn set to its
+ * number; NULL when there is none.  For walks over every QP: continue
+ * from *@qpn + 1.
+ */
+struct metaroce_qp *metaroce_qp_get_next(unsigned long *qpn)
+{
+	struct metaroce_qp *qp;
+
+	rcu_read_lock();
+	xa_for_each_start(&metaroce_qps, *qpn, qp, *qpn)
+		if (refcount_inc_not_zero(&qp->refs))
+			break;
+	rcu_read_unlock();
+	return qp;
+}
+
 void metaroce_qp_put(struct metaroce_qp *qp)
 {
 	if (refcount_dec_and_test(&qp->refs))

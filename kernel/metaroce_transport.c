@@ -270,12 +270,17 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 int metaroce_conn_start(struct metaroce_qp *qp)
 {
 	struct mrc_config cfg;
+	u64 now = ktime_get_ns();
+	int err;
 
 	lockdep_assert_held(&qp->lock);
 	metaroce_conn_config(qp, &cfg, false);
 	qp->num_paths = cfg.num_paths;
-	return mrc_conn_init(qp->conn, &cfg, &metaroce_mrc_callbacks, qp,
-			     ktime_get_ns());
+	err = mrc_conn_init(qp->conn, &cfg, &metaroce_mrc_callbacks, qp, now);
+	if (!err)
+		/* Paths of planes that are down start out of service. */
+		metaroce_qp_apply_planes(qp, now);
+	return err;
 }
 
 /* RTR->RTS: sq_psn, retry_cnt, rnr_retry and timeout are RTS attributes. */

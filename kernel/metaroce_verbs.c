@@ -181,6 +181,7 @@ static void metaroce_dealloc_driver(struct ib_device *ib_dev)
 
 	metaroce_dev_list_del(mdev);
 	ida_destroy(&mdev->pd_ida);
+	metaroce_planes_release(mdev);
 	metaroce_sock_put(mdev);
 	netdev_put(mdev->ndev, &mdev->ndev_tracker);
 }
@@ -311,6 +312,9 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(ib_dev, &metaroce_srq_ops);
 	ib_set_device_ops(ib_dev, &metaroce_stats_ops);
 
+	err = metaroce_planes_init(mdev);
+	if (err)
+		goto err_dealloc;
 	err = metaroce_sock_get(mdev);
 	if (err)
 		goto err_dealloc;
@@ -322,7 +326,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	}
 
 	mutex_lock(&metaroce_devices_lock);
-	if (metaroce_find_dev_locked(ndev))
+	if (metaroce_netdev_in_use_locked(ndev))
 		err = -EEXIST;	/* one device per netdev, like rxe */
 	else
 		list_add_tail(&mdev->list, &metaroce_devices);
