@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Planes: a MetaRoCE device over two netdevs, configured with
+# metaroce-plane (the module's generic netlink family), run by
+#   tests/vm/vmtest.sh [--kernel VER] -- tests/vm/t-kernel-planes.sh BUILD_DIR
+# mr0 in netns mra and mr1 in netns mrb are joined by two veth pairs, plane
+# 0 (veth0, 10.88.0.0/24, the devices' GIDs) and plane 1 (veth1,
+# 10.88.1.0/24):
+#   - bad requests fail with their errno (ENODEV, EEXIST, EBUSY,
+#     EOPNOTSUPP, EPERM without CAP_NET_ADMIN) and change nothing;
+#   - ibv_rc_pingpong --chk over both planes: each plane sends and
+#     receives (its counters in "rdma statistic" and "metaroce-plane show");
+#   - ib_write_bw while plane 1 goes down ("ip link set veth1 down") and
+#     comes back: no error on either side, the plane took its paths out of
+#     service and put them back, and sent again after it returned;
+#   - every plane cut (netem loss 100% on both links): the QPs fail with
+#     IBV_WC_RETRY_EXC_ERR (MR-FAIL-004: no path up, the retry budget
+#     decides), and new QPs work once the links carry traffic again;
+#   - del removes the plane; resources are clean, the module unloads and
+#     dmesg is clean.
+set -euo pipefail
+build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
+. "$METAROCE_SRC/kernel/guest-test-lib.sh"
+
+tool=$build/tools/metaroce-plane
+[ -x "$tool" ] || fail "$tool not built"
+server=10.88.0.1
+
+vm_load_module "$(mr_ko "$build")" || fail "loading the module"
+mr_netns_devices
+vm_install_provider "$build" || fail "installing the provider"
+gid=$(mr_gid_index mr0)
+
+step "plane 1: a second veth pair"
+ip link add pl1a type veth peer name pl1b
+ip link set pl1a netns mra
+ip link set pl1b netns mrb
+ip -n mra link set pl1a name veth1
+ip -n mrb link set pl1b name veth1
+ip -n mra addr add 10.88.1.1/24 dev veth1
+ip -n mrb addr add 10.88.1.2/24 dev veth1
+ip -n mra link set veth1 up
+ip -n mrb link set veth1 up
+
+# plane NS ARGS...: metaroce-plane in netns NS.
+plane() { local ns=$1; shift; ip netns exec "$ns" "$tool" "$@"; }
+# expect_err ERRTEXT CMD...: CMD must exit 1 and print ERRTEXT.
+expect_err() {
+	local text=$1 rc=0 out
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	[ "$rc" = 1 ] || fail "$*: exit $rc, wanted 1 ($out)"
+	grep -q "$text" <<<"$out" || fail "$*: '$out', wanted '$text'"
+}
+# count DEV NAME: a counter of "rdma statistic".
+count() { mr_counter "$1" "$2"; }
+
+step "bad requests"
+expect_err "No such device" plane mra add mr0 nosuchdev
+expect_err "No such device" plane mra add mr9 veth1
+expect_err "File exists" plane mra add mr0 veth0
+expect_err "Device or resource busy" plane mra del mr0 veth0
+expect_err "Operation not supported" plane mra add mr0 lo
+expect_err "No such device" plane mra del mr0 veth1
+expect_err "Operation not permitted" ip netns exec mra setpriv --reuid=65534 --regid=65534 \
+	--clear-groups --inh-caps=-all --bounding-set=-all "$tool" add mr0 veth1
+[ "$(plane mra show mr0 | wc -l)" = 1 ] || fail "a refused request changed the planes: $(plane mra show)"
+
+step "add plane 1 on both devices"
+plane mra add mr0 veth1
+plane mrb add mr1 veth1
+expect_err "File exists" plane mra add mr0 veth1
+plane mra show
+plane mra -j show mr0 >planes-mr0.json
+python3 - planes-mr0.json <<'PY'
+import json, sys
+planes = json.load(open(sys.argv[1]))
+assert [(p["plane"], p["ifname"], p["admin"], p["oper"]) for p in planes] == \
+    [(0, "veth0", "up", "up"), (1, "veth1", "up", "up")], planes
+PY
+
+step "ibv_rc_pingpong --chk over two planes"
+for d in mr0 mr1; do
+	for p in 0 1; do eval "tx_${d}_$p=$(count $d plane${p}_tx_packets)"; done
+done
+mr_peer pp2 tcp:18515 ibv_rc_pingpong -d @DEV@ -g "$gid" -s 65536 -n 100 --chk -- \
+	-d @DEV@ -g "$gid" -s 65536 -n 100 --chk "$server"
+grep -h 'bytes in' cli-pp2.txt | tee -a "$RESULTS/results.txt"
+for d in mr0 mr1; do
+	for p in 0 1; do
+		before=tx_${d}_$p
+		now=$(count $d plane${p}_tx_packets)
+		[ "$now" -gt "${!before}" ] || fail "$d plane $p sent nothing ($now)"
+		[ "$(count $d plane${p}_rx_packets)" -gt 0 ] || fail "$d plane $p received nothing"
+	done
+done
+
+step "ib_write_bw while plane 1 goes down and comes back"
+( mr_peer bw-cut tcp:18515 ib_write_bw -d @DEV@ -x "$gid" -F -s 65536 -D 16 -- \
+	-d @DEV@ -x "$gid" -F -s 65536 -D 16 "$server" ) &
+bw_pid=$!
+sleep 6
+ip -n mra link set veth1 down
+mr_wait "plane 1 down" sh -c "ip netns exec mra $tool show mr0 | grep -q 'veth1 .*oper down'"
+sleep 3
+down_tx=$(count mr0 plane1_tx_packets)
+ip -n mra link set veth1 up
+mr_wait "plane 1 up" sh -c "ip netns exec mra $tool show mr0 | grep -q 'veth1 .*oper up'"
+up_tx=$(count mr0 plane1_tx_packets)
+wait "$bw_pid" || fail "ib_write_bw failed across the plane cut"
+awk '$1 == 65536 && $2 ~ /^[0-9]+$/' cli-bw-cut.txt | tee -a "$RESULTS/results.txt"
+end_tx=$(count mr0 plane1_tx_packets)
+plane mra show mr0
+echo "plane 1 of mr0: tx $down_tx when down, $up_tx at up, $end_tx at the end" | tee -a "$RESULTS/results.txt"
+[ "$(count mr0 plane1_paths_down)" -gt 0 ] || fail "plane 1 going down took no path out of service"
+[ "$(count mr0 plane1_paths_up)" -gt 0 ] || fail "plane 1 coming back put no path back"
+[ "$end_tx" -gt "$up_tx" ] || fail "plane 1 carried nothing after it came back"
+
+step "every plane cut: IBV_WC_RETRY_EXC_ERR"
+ip netns exec mrb timeout 200 ibv_rc_pingpong -d mr1 -g "$gid" -s 4096 -n 100000 >srv-cut.txt 2>&1 &
+srv_pid=$!
+vm_wait_until 30 sh -c "ip netns exec mrb ss -ltn | grep -q ':18515 '" || fail "pingpong server did not start"
+ip netns exec mra timeout 200 ibv_rc_pingpong -d mr0 -g "$gid" -s 4096 -n 100000 10.88.0.2 >cli-cut.txt 2>&1 &
+cli_pid=$!
+sleep 4
+for d in veth0 veth1; do
+	ip netns exec mra tc qdisc replace dev $d root netem loss 100%
+done
+cut_at=$(date +%s.%N)
+cli_rc=0; wait "$cli_pid" || cli_rc=$?
+echo "every plane cut: the client failed after $(awk -v a="$cut_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s" |
+	tee -a "$RESULTS/results.txt"
+# The server only waits for a message that cannot come: end it.
+kill "$srv_pid" 2>/dev/null || :
+wait "$srv_pid" || :
+cat cli-cut.txt
+[ "$cli_rc" != 0 ] || fail "pingpong survived every plane cut"
+grep -q 'retry counter exceeded (12)' cli-cut.txt || fail "no IBV_WC_RETRY_EXC_ERR completion"
+for d in veth0 veth1; do ip netns exec mra tc qdisc del dev $d root; done
+mr_peer pp-after tcp:18515 ibv_rc_pingpong -d @DEV@ -g "$gid" -s 4096 -n 50 --chk -- \
+	-d @DEV@ -g "$gid" -s 4096 -n 50 --chk "$server"
+
+step "del plane 1"
+plane mra del mr0 veth1
+plane mrb del mr1 veth1
+[ "$(plane mra show mr0 | wc -l)" = 1 ] || fail "plane 1 still listed"
+
+step "resources and counters"
+mr_check_clean_end
+step "teardown"
+mr_teardown
+cat "$RESULTS/results.txt"
+echo "PASS: planes on $KVER"
