@@ -319,8 +319,10 @@ int mrc_gbn_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 /* Everything before psn is acknowledged. */
 static void mrc_gbn_advance(struct mrc_conn *c, u32 psn, u64 now)
 {
+	/* Progress: the retry budgets count from here (IBTA 9.7.5.2.8). */
 	if (c->snd_una != psn) {
 		c->gbn_retries = 0;
+		c->gbn_rnr_retries = 0;
 		c->gbn_read_retry = 0;
 	}
 	while (c->snd_una != psn) {

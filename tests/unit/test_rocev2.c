@@ -225,6 +225,42 @@ static void rnr_nak_then_resume(void **state)
 }
 
 /*
+ * rnr_retry bounds the RNR NAKs in a row without progress (IBTA
+ * 9.7.5.2.8), not over the connection's life: each SEND here meets one
+ * RNR NAK, with rnr_retry 1, and all complete.
+ */
+/* covers: MR-COMPAT-006 */
+static void rnr_retry_counts_from_last_progress(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_ROCEV2, 1);
+	struct fx *f;
+	unsigned int k;
+
+	(void)state;
+	cfg.rnr_retry = 1;
+	f = gbn_pair(&cfg);
+	f->b.recv_window = 0;
+	for (k = 0; k < 3; k++)
+		add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	for (k = 1; k <= 3; k++) {
+		flush_all(f);		/* RNR NAK: one receive too few */
+		assert_int_equal(f->a.tx_done, k - 1);
+		f->b.recv_window = 1;	/* post exactly one receive */
+		fx_post(f, &f->b);
+		f->b.recv_window = 0;
+		fire(f, &f->a);
+	}
+	flush_all(f);
+	assert_int_equal(f->a.nstatus_err, 0);
+	assert_int_equal(f->a.tx_done, 3);
+	assert_int_equal(f->b.recv_done, 3);
+	assert_true(cstats(&f->b).rx_no_recv_wr >= 3);
+	assert_int_equal(fx_verify(f), 0);
+	pair_free(f);
+}
+
+/*
  * A verbs QP learns sq_psn, retry_cnt, rnr_retry and timeout at RTR->RTS,
  * after its connection already answers as a responder.
  */
@@ -266,6 +302,7 @@ int main(void)
 		cmocka_unit_test(final_ack_is_sent_twice),
 		cmocka_unit_test(timeouts_retry_then_fail),
 		cmocka_unit_test(rnr_nak_then_resume),
+		cmocka_unit_test(rnr_retry_counts_from_last_progress),
 		cmocka_unit_test(requester_attributes_after_init),
 	};
 
