@@ -165,7 +165,8 @@ mr_listening() {
 # server on mr0 in netns mra and, once it listens (see mr_listening), as
 # client on mr1 in mrb; @DEV@ in the arguments becomes the side's device.
 # Output in srv-TAG.txt and cli-TAG.txt; both must exit 0.  The bounds
-# only keep a hung transfer from eating the guest's time budget.
+# only keep a hung transfer from eating the guest's time budget
+# (MR_PEER_TIMEOUT seconds per program, default 120).
 mr_peer() {
 	local tag=$1 ready=$2 prog=$3 srv_pid rc=0 srv_rc=0 a
 	local -a srv=() cli=()
@@ -173,11 +174,11 @@ mr_peer() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("${1//@DEV@/mr0}"); shift; done
 	[ $# -gt 0 ] && shift
 	for a in "$@"; do cli+=("${a//@DEV@/mr1}"); done
-	ip netns exec mra timeout 120 stdbuf -oL "$prog" "${srv[@]}" >"srv-$tag.txt" 2>&1 &
+	ip netns exec mra timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${srv[@]}" >"srv-$tag.txt" 2>&1 &
 	srv_pid=$!
 	vm_wait_until 30 mr_listening "$ready" ||
 		fail "$tag: $prog server did not start: $(cat "srv-$tag.txt")"
-	ip netns exec mrb timeout 120 stdbuf -oL "$prog" "${cli[@]}" >"cli-$tag.txt" 2>&1 || rc=$?
+	ip netns exec mrb timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${cli[@]}" >"cli-$tag.txt" 2>&1 || rc=$?
 	wait "$srv_pid" || srv_rc=$?
 	[ "$srv_rc" = 0 ] || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $srv_rc"; }
 	[ "$rc" = 0 ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc"; }

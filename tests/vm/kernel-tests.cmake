@@ -22,6 +22,8 @@ if(METAROCE_BUILD_PROVIDER)
 	list(APPEND _metaroce_kernel_tests compliance compliance_rocev2)
 	# planes: a device over two netdevs (metaroce-plane) and a plane cut.
 	list(APPEND _metaroce_kernel_tests planes)
+	# integrity: metaroce_integrity, every opcode, lossless and lossy.
+	list(APPEND _metaroce_kernel_tests integrity integrity_rocev2)
 endif()
 
 foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)
