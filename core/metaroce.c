@@ -54,9 +54,24 @@ static int mrc_seq_before(u32 a, u32 b)
 void mrc_mr_path_init(struct mrc_conn *c, struct mrc_path *p)
 {
 	struct mrc_path_stats st = p->st;
+	/*
+	 * A re-admitted path (MR-FAIL-005) may still carry the one packet
+	 * MR-FAIL-004 sent on it: its accounting and the path's sequence
+	 * space stay, or its ACK or loss would take in_flight below zero
+	 * and block the path for good.
+	 */
+	u32 in_flight = p->in_flight, next_seq = p->next_seq;
+	u32 largest_acked_seq = p->largest_acked_seq;
+	u64 last_send_ns = p->last_send_ns;
+	u8 any_acked = p->any_acked;
 
 	memset(p, 0, sizeof(*p));
 	p->st = st;
+	p->in_flight = in_flight;
+	p->next_seq = next_seq;
+	p->largest_acked_seq = largest_acked_seq;
+	p->any_acked = any_acked;
+	p->last_send_ns = last_send_ns;
 	p->srtt_ns = c->cfg.initial_rtt_ns;
 	p->rttvar_ns = c->cfg.initial_rtt_ns / 2;
 	p->cwnd_q = c->cfg.init_cwnd << MRC_CWND_SHIFT;
@@ -998,6 +1013,9 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 	}
 	if (c->in_error)
 		return 0;
+	/* the peer is alive: a response wait starts over (MR-OPS-007) */
+	c->rsp_wait_start_ns = now;
+	c->rsp_waits = 0;
 	switch (b[1]) {
 	case MR_OPC_SEND:
 	case MR_OPC_WRITE:
@@ -1101,6 +1119,34 @@ static void mrc_tlp_fire(struct mrc_conn *c, u64 now)
 	}
 }
 
+/*
+ * Every packet of ours is acknowledged but a READ/atomic still waits for
+ * its response, which only the peer's stream can bring: if the peer went
+ * into the error state it never comes, and no other timer runs
+ * (MR-OPS-007).
+ */
+static int mrc_rsp_waiting(const struct mrc_conn *c)
+{
+	return !c->in_error && c->rd_head != c->rd_tail &&
+	       c->snd_una == c->snd_nxt;
+}
+
+/* rto_ns after the later of our latest send and the latest wait start,
+ * doubled for each silent wait before. */
+static u64 mrc_rsp_deadline(const struct mrc_conn *c)
+{
+	u32 shift = c->rsp_waits < MRC_MAX_PTO_SHIFT ? c->rsp_waits :
+						      MRC_MAX_PTO_SHIFT;
+	u64 from = c->rsp_wait_start_ns > c->last_send_ns ?
+		   c->rsp_wait_start_ns : c->last_send_ns;
+	u64 wait = c->cfg.rto_ns;
+
+	if (wait > (MRC_U64_MAX >> shift) ||
+	    (wait << shift) > MRC_U64_MAX - from)
+		return MRC_U64_MAX;
+	return from + (wait << shift);
+}
+
 u64 mrc_mr_deadline(const struct mrc_conn *c)
 {
 	u64 t = c->loss_time_ns;
@@ -1109,6 +1155,8 @@ u64 mrc_mr_deadline(const struct mrc_conn *c)
 
 	if (tlp < t)
 		t = tlp;
+	if (mrc_rsp_waiting(c) && mrc_rsp_deadline(c) < t)
+		t = mrc_rsp_deadline(c);
 	for (i = 0; i < c->cfg.num_paths; i++) {
 		const struct mrc_path *p = &c->path[i];
 		u64 d;
@@ -1132,6 +1180,15 @@ void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 		c->ack_now = 1;
 	if (c->in_error)
 		return;
+	if (mrc_rsp_waiting(c) && mrc_rsp_deadline(c) <= now) {
+		/* retry_cnt + 1 silent waits: the peer is gone (MR-OPS-007) */
+		if (++c->rsp_waits > c->cfg.retry_cnt) {
+			mrc_conn_fail(c, MRC_WC_RETRY_EXC_ERR,
+				      MRC_WC_WR_FLUSH_ERR);
+			return;
+		}
+		c->rsp_wait_start_ns = now;
+	}
 	if (c->rnr_until_ns && c->rnr_until_ns <= now)
 		c->rnr_until_ns = 0;
 	if (c->loss_time_ns <= now)

@@ -222,6 +222,12 @@ struct mrc_conn {
 	u64 last_send_ns;	/* latest data transmission, any path */
 	u8 last_send_path;
 	u8 tlp_out;		/* a tail loss probe is unanswered */
+	/*
+	 * MetaRoCE: waiting only for READ/atomic responses (MR-OPS-007):
+	 * the current wait started here, after rsp_waits silent ones.
+	 */
+	u64 rsp_wait_start_ns;
+	u32 rsp_waits;
 	struct mrc_tx_pkt txw[MRC_MAX_WINDOW];
 	struct mrc_swqe sq[MRC_SQ_RING];
 

@@ -942,10 +942,75 @@ static void deadlines_in_the_past_and_stale_timeouts(void **state)
 	pair_free(f);
 }
 
+/*
+ * Both paths failed, so data goes out on them (MR-FAIL-004); a probe
+ * reply re-admits a path that still has that data packet in flight.  The
+ * re-admission kept in_flight, so the packet's ACK brings it to 0 and the
+ * path carries data again (fuzz_conn found in_flight wrapping to
+ * UINT32_MAX there and the connection stalled for good).
+ * covers: MR-FAIL-005 MR-FAIL-004 MR-FAIL-002
+ */
+static void readmitted_path_keeps_its_packet_in_flight(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct pkt probe[2] = { 0 }, data[2] = { 0 }, p;
+	struct fx *f;
+	unsigned int path = 2, i;
+	int rounds = 0, replied = 0;
+
+	(void)state;
+	cfg.retry_cnt = 30;	/* outlive the blackout */
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	while (path == 2 && rounds++ < 1000) {
+		while ((p = take(f, &f->a)).len) {	/* the network eats all */
+			if (p.b[1] == MR_OPC_PROBE)
+				probe[p.path] = p;
+			else if (p.b[1] == MR_OPC_SEND)
+				data[p.path] = p;
+		}
+		for (i = 0; i < 2; i++)
+			if (pstats(&f->a, 0).state == MRC_PATH_FAILED &&
+			    pstats(&f->a, 1).state == MRC_PATH_FAILED &&
+			    probe[i].len && data[i].len &&
+			    pstats(&f->a, i).in_flight == 1)
+				path = i;
+		if (path == 2)
+			fire(f, &f->a);
+	}
+	assert_true(path < 2);
+	assert_int_equal(give(f, &f->b, &probe[path]), 0);
+	while ((p = take(f, &f->b)).len)
+		if (p.b[1] == MR_OPC_PROBE_REPLY) {
+			assert_int_equal(give(f, &f->a, &p), 0);
+			replied = 1;
+		}
+	assert_true(replied);
+	assert_int_equal(pstats(&f->a, path).state, MRC_PATH_UP);
+	assert_int_equal(pstats(&f->a, path).in_flight, 1);
+	assert_int_equal(give(f, &f->b, &data[path]), 0);
+	while ((p = take(f, &f->b)).len)
+		assert_true(give(f, &f->a, &p) >= 0);
+	assert_int_equal(pstats(&f->a, path).in_flight, 0);
+	for (rounds = 0; f->a.tx_done < 1 && rounds < 200; rounds++) {
+		flush_all(f);
+		if (f->a.tx_done < 1)
+			fire(f, &f->a);
+	}
+	assert_int_equal(f->a.tx_done, 1);
+	assert_int_equal(f->a.nstatus_err, 0);
+	assert_int_equal(pstats(&f->a, 0).in_flight, 0);
+	assert_int_equal(pstats(&f->a, 1).in_flight, 0);
+	assert_int_equal(fx_verify(f), 0);
+	pair_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(out_of_order_send_is_placed_directly),
+		cmocka_unit_test(readmitted_path_keeps_its_packet_in_flight),
 		cmocka_unit_test(receive_completions_follow_rc_order),
 		cmocka_unit_test(send_completions_wait_for_the_ack),
 		cmocka_unit_test(third_later_ack_on_the_path_declares_loss),

@@ -527,6 +527,88 @@ static void rtr_responder_starts_where_the_requester_expects(void **state)
 	pair_free(f);
 }
 
+/*
+ * B takes A's READ request and acknowledges it; the response is held
+ * back (returned in *resp) and B says nothing more, as a responder that
+ * entered the error state.
+ */
+static void read_acked_response_held(struct fx *f, struct pkt *resp)
+{
+	struct pkt req, p;
+	int acked = 0, tries;
+
+	add_msg(&f->a, MRC_OP_RDMA_READ, 100);
+	post(f);
+	req = take(f, &f->a);
+	assert_int_equal(req.b[1], MR_OPC_READ_REQ);
+	assert_int_equal(give(f, &f->b, &req), 0);
+	resp->len = 0;
+	for (tries = 0; !acked && tries < 4; tries++) {
+		while ((p = take(f, &f->b)).len) {
+			if (p.b[1] == MR_OPC_READ_RESP && !resp->len)
+				*resp = p;
+			if (p.b[1] == MR_OPC_ACK) {
+				assert_int_equal(give(f, &f->a, &p), 0);
+				acked = 1;
+			}
+		}
+		if (!acked)
+			fire(f, &f->b);	/* the delayed ACK */
+	}
+	assert_true(acked);
+	assert_int_equal(resp->b[1], MR_OPC_READ_RESP);
+	assert_int_equal(take(f, &f->a).len, 0);	/* nothing in flight */
+}
+
+/*
+ * A READ whose request was acknowledged but whose response never comes
+ * (the responder went into the error state: fuzz_conn found the
+ * requester then waited forever with no timer) completes with
+ * RETRY_EXC after retry_cnt + 1 silent waits of rto_ns, doubling; a
+ * response that arrives during a wait is placed as usual.
+ * covers: MR-OPS-007 MR-OPS-001
+ */
+static void read_response_wait_times_out(void **state)
+{
+	struct fx *f = ops_pair(MRC_MODE_METAROCE);
+	struct mrc_conn_stats st;
+	struct pkt resp;
+	uint64_t start, d;
+	unsigned int k;
+
+	(void)state;
+	read_acked_response_held(f, &resp);
+	start = f->now;
+	for (k = 0; k <= f->cfg.retry_cnt; k++) {
+		d = mrc_next_deadline(f->a.conn);
+		assert_int_equal(d - start, f->cfg.rto_ns << k);
+		mrc_get_stats(f->a.conn, &st);
+		assert_int_equal(st.in_error, 0);
+		fire(f, &f->a);
+		start = f->now;
+		assert_int_equal(take(f, &f->a).len, 0);
+	}
+	mrc_get_stats(f->a.conn, &st);
+	assert_int_equal(st.in_error, 1);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.tx_done, 0);	/* not a success */
+	assert_int_equal(f->a.nstatus_err, 1);
+	assert_int_equal(f->a.first_err_status, MRC_WC_RETRY_EXC_ERR);
+	assert_int_equal(f->a.failures, 0);
+	pair_free(f);
+
+	/* the same, but the response turns up after one silent wait */
+	f = ops_pair(MRC_MODE_METAROCE);
+	read_acked_response_held(f, &resp);
+	fire(f, &f->a);
+	assert_int_equal(give(f, &f->a, &resp), 0);
+	settle(f);
+	assert_int_equal(f->a.nstatus_err, 0);
+	assert_int_equal(f->a.tx_done, 1);
+	assert_int_equal(fx_verify(f), 0);
+	pair_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +623,7 @@ int main(void)
 		cmocka_unit_test(rocev2_read_is_reissued_from_the_gap),
 		cmocka_unit_test(metaroce_response_uses_the_responders_psns),
 		cmocka_unit_test(rtr_responder_starts_where_the_requester_expects),
+		cmocka_unit_test(read_response_wait_times_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
