@@ -7,7 +7,9 @@
 # SRC_ROOT is the repository, KERNEL_DIR a configured kernel tree or a
 # linux-headers directory, OUT_DIR receives symlinks of the sources, the
 # objects and rdma_metaroce.ko.  Built with W=1; any compiler warning fails
-# the build (the log is OUT_DIR/kbuild.log).
+# the build (the log is OUT_DIR/kbuild.log).  METAROCE_KBUILD_ARGS adds make
+# arguments: METAROCE_KBUILD_ARGS=C=2 runs sparse on every file, and a
+# sparse warning fails the build like a compiler warning.
 set -euo pipefail
 
 if [ $# -ne 3 ]; then
@@ -38,8 +40,9 @@ done
 
 log=$out/kbuild.log
 status=0
+# shellcheck disable=SC2086 # METAROCE_KBUILD_ARGS: extra make words (C=2)
 ${MAKE:-make} -C "$kdir" M="$out" W=1 METAROCE_INCLUDE="$src/include" \
-	modules >"$log" 2>&1 || status=$?
+	${METAROCE_KBUILD_ARGS:-} modules >"$log" 2>&1 || status=$?
 cat "$log"
 if [ $status -ne 0 ]; then
 	echo "build-module: Kbuild failed for $kdir" >&2

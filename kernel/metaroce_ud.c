@@ -88,7 +88,7 @@ u32 metaroce_icrc(const struct sk_buff *skb, const u8 *udp, size_t len)
 		memcpy(ip4, ip_hdr(skb), iplen);
 		ip4->tos = 0xff;
 		ip4->ttl = 0xff;
-		ip4->check = htons(0xffff);
+		ip4->check = (__force __sum16)0xffff;	/* all ones: no byte order */
 	} else {
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)hdr;
 
@@ -100,7 +100,7 @@ u32 metaroce_icrc(const struct sk_buff *skb, const u8 *udp, size_t len)
 	}
 	fixed = sizeof(struct udphdr) + MR_BTH_LEN;
 	memcpy(hdr + iplen, udp, fixed);
-	((struct udphdr *)(hdr + iplen))->check = htons(0xffff);
+	((struct udphdr *)(hdr + iplen))->check = (__force __sum16)0xffff;
 	hdr[iplen + sizeof(struct udphdr) + 4] = 0xff;
 
 	crc = crc32_le(METAROCE_ICRC_SEED, hdr, iplen + fixed);
