@@ -1131,8 +1131,11 @@ static int mrc_rsp_waiting(const struct mrc_conn *c)
 	       c->snd_una == c->snd_nxt;
 }
 
-/* rto_ns after the later of our latest send and the latest wait start,
- * doubled for each silent wait before. */
+/*
+ * The larger of rto_ns and the largest path PTO (a slow path must not
+ * pass for a dead peer) after the later of our latest send and the
+ * latest wait start, doubled for each silent wait before.
+ */
 static u64 mrc_rsp_deadline(const struct mrc_conn *c)
 {
 	u32 shift = c->rsp_waits < MRC_MAX_PTO_SHIFT ? c->rsp_waits :
@@ -1140,6 +1143,14 @@ static u64 mrc_rsp_deadline(const struct mrc_conn *c)
 	u64 from = c->rsp_wait_start_ns > c->last_send_ns ?
 		   c->rsp_wait_start_ns : c->last_send_ns;
 	u64 wait = c->cfg.rto_ns;
+	u32 i;
+
+	for (i = 0; i < c->cfg.num_paths; i++) {
+		u64 pto = mrc_pto(c, &c->path[i]);
+
+		if (pto > wait)
+			wait = pto;
+	}
 
 	if (wait > (MRC_U64_MAX >> shift) ||
 	    (wait << shift) > MRC_U64_MAX - from)
