@@ -46,4 +46,14 @@ if [ $lintian_status -ne 0 ]; then
 	echo "t-deb-build: lintian failed ($lintian_status)" >&2
 	exit 1
 fi
+# dpkg refuses to unpack a package whose file another installed package
+# owns: every regular file and link must be in exactly one .deb.
+shared=$(for deb in "$out"/*.deb; do
+	dpkg-deb --fsys-tarfile "$deb" | tar -t | grep -v '/$' | sort -u
+done | sort | uniq -d)
+if [ -n "$shared" ]; then
+	echo "t-deb-build: files in more than one package:" >&2
+	echo "$shared" >&2
+	exit 1
+fi
 ls -l "$out"/*.deb
