@@ -80,6 +80,14 @@ void mrc_mr_path_init(struct mrc_conn *c, struct mrc_path *p)
 	p->ecn_alpha_q = MRC_ALPHA_ONE;
 }
 
+/* A failed path answered: re-admit it (MR-FAIL-005) and count it. */
+static void mrc_path_recover(struct mrc_conn *c, struct mrc_path *p)
+{
+	mrc_mr_path_init(c, p);
+	p->st.recoveries++;
+	c->st.path_recoveries++;
+}
+
 /* num/den in Q10 (at most 1.0) with a 32-bit division only. */
 static u32 mrc_ratio_q10(u64 num, u64 den)
 {
@@ -460,6 +468,8 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 		n++;
 	}
 	b[34] = n;
+	if (n)
+		c->st.sacks_sent++;
 	len = MR_ACK_LEN + n * MR_RANGE_LEN;
 	*path = c->ack_path;
 	mrc_ack_sent(c, c->ack_path);
@@ -566,7 +576,7 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn)
 	p->any_acked = 1;
 	p->pto_count = 0;
 	if (p->state == MRC_PATH_FAILED)
-		mrc_mr_path_init(c, p);	/* data got through: readmit */
+		mrc_path_recover(c, p);	/* data got through: readmit */
 	mrc_cc_ack(c, p);
 }
 
@@ -685,6 +695,8 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 		return -ERANGE;
 	}
 	c->st.rx_ctrl++;
+	if (n)
+		c->st.sacks_received++;
 	if (echo_path < c->cfg.num_paths) {
 		u64 rtt = (u64)(u32)(mrc_ts(now) - mrc_get_be32(b + 20))
 			  << MRC_TS_SHIFT;
@@ -976,6 +988,8 @@ write:
 			r->opcode = MRC_OP_RECV_RDMA_WITH_IMM;
 	}
 	c->st.rx_data++;
+	if (d)
+		c->st.rx_out_of_order++;	/* an earlier PSN is missing */
 	c->path[path].st.rx_packets++;
 	mrc_rx_set(c, psn, 1);
 	if (!mrc_psn_before(psn, c->rcv_high)) {
@@ -1048,7 +1062,7 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 		c->st.rx_ctrl++;
 		if (c->path[echo].state == MRC_PATH_FAILED) {
 			/* Re-admission (MR-FAIL-005). */
-			mrc_mr_path_init(c, &c->path[echo]);
+			mrc_path_recover(c, &c->path[echo]);
 			mrc_rtt_sample(&c->path[echo],
 				       (u64)(u32)(mrc_ts(now) -
 						  mrc_get_be32(b + 20))
@@ -1233,6 +1247,8 @@ void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 				/* Path failure (MR-FAIL-001). */
 				p->state = MRC_PATH_FAILED;
 				p->next_probe_ns = now;
+				p->st.failures++;
+				c->st.path_failures++;
 			}
 		}
 		if (p->state == MRC_PATH_FAILED && p->next_probe_ns <= now) {

@@ -242,6 +242,9 @@ struct mrc_path_stats {
 	uint64_t delay_decreases; /* window reductions for delay */
 	uint64_t min_rtt_ns;	/* smallest RTT sample, 0 before one */
 	uint32_t reo_wnd_mult;	/* RACK reordering window, 1/8 RTT units */
+	uint32_t reserved;
+	uint64_t failures;	/* declared failed (MR-FAIL-001) */
+	uint64_t recoveries;	/* re-admitted after a failure (MR-FAIL-005) */
 };
 
 struct mrc_conn_stats {
@@ -271,6 +274,11 @@ struct mrc_conn_stats {
 	uint64_t rx_no_resp_slot; /* READ/atomic dropped: responses queue full */
 	uint64_t atomics_executed; /* responder: atomic callbacks run */
 	uint64_t reads_answered; /* responder: READ requests accepted */
+	uint64_t rx_out_of_order; /* data packets accepted past a hole */
+	uint64_t sacks_sent;	/* ACKs sent carrying SACK ranges */
+	uint64_t sacks_received; /* ACKs accepted carrying SACK ranges */
+	uint64_t path_failures;	/* paths declared failed, all paths */
+	uint64_t path_recoveries; /* failed paths re-admitted, all paths */
 };
 
 struct mrc_conn;

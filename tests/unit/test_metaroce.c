@@ -115,6 +115,11 @@ static void send_completions_wait_for_the_ack(void **state)
 	fx_poll(&f->b);
 	assert_int_equal(f->a.tx_done, 3);	/* in posting order */
 	assert_int_equal(f->b.recv_done, 2);
+	/* in order and lossless: no hole, no SACK, no resend */
+	assert_int_equal(cstats(&f->b).rx_out_of_order, 0);
+	assert_int_equal(cstats(&f->b).sacks_sent, 0);
+	assert_int_equal(cstats(&f->a).sacks_received, 0);
+	assert_int_equal(cstats(&f->a).tx_retrans, 0);
 	assert_int_equal(f->a.failures + f->b.failures, 0);
 	pair_free(f);
 }
@@ -148,6 +153,11 @@ static void third_later_ack_on_the_path_declares_loss(void **state)
 	assert_true(r.b[2] & MR_FLAG_RETX);
 	assert_int_equal(r.path, d[1].path);		/* the other path */
 	assert_int_equal(pstats(&f->a, d[0].path).lost, 1);
+	/* every packet arrived past the hole d0 left, each ACK had a SACK */
+	assert_int_equal(cstats(&f->b).rx_out_of_order, 4);
+	assert_int_equal(cstats(&f->b).sacks_sent, cstats(&f->a).sacks_received);
+	assert_true(cstats(&f->a).sacks_received >= 4);
+	assert_int_equal(cstats(&f->a).tx_retrans, 1);
 	pair_free(f);
 }
 
@@ -364,6 +374,11 @@ static void dead_path_fails_over_and_is_readmitted(void **state)
 	assert_true(pstats(&f->a, 0).ptos >= cfg.path_fail_ptos);
 	assert_true(pstats(&f->a, 0).tx_ctrl > 0);	/* probes */
 	assert_int_equal(pstats(&f->a, 1).state, MRC_PATH_UP);
+	assert_int_equal(pstats(&f->a, 0).failures, 1);
+	assert_int_equal(pstats(&f->a, 0).recoveries, 0);
+	assert_int_equal(pstats(&f->a, 1).failures, 0);
+	assert_int_equal(cstats(&f->a).path_failures, 1);
+	assert_int_equal(cstats(&f->a).path_recoveries, 0);
 	before = pstats(&f->a, 0).tx_data;
 
 	f->path_dead_mask = 0;		/* the path heals */
@@ -374,6 +389,9 @@ static void dead_path_fails_over_and_is_readmitted(void **state)
 	assert_int_equal(fx_verify(f), 0);
 	assert_int_equal(pstats(&f->a, 0).state, MRC_PATH_UP);
 	assert_true(pstats(&f->a, 0).tx_data > before + 100);
+	assert_int_equal(pstats(&f->a, 0).failures, 1);
+	assert_int_equal(pstats(&f->a, 0).recoveries, 1);
+	assert_int_equal(cstats(&f->a).path_recoveries, 1);
 	pair_free(f);
 }
 
