@@ -250,6 +250,8 @@ struct metaroce_qp {
 	bool sq_sig_all;
 	struct mrc_conn *conn;		/* from RTS until reset/destroy */
 	enum mrc_mode mode;
+	u32 cfg_paths;			/* asked at creation, 0: default */
+	u32 cc_flags;			/* MRC_CC_*, fixed at creation */
 	u32 num_paths;			/* of the connection */
 	__be32 saddr, daddr;		/* IPv4, from the AV at RTR */
 	u16 src_port_base;		/* UDP source port of path 0 */
@@ -370,6 +372,7 @@ void metaroce_planes_netdev_event(struct net_device *ndev,
 struct metaroce_plane *metaroce_plane_for_path(struct metaroce_dev *mdev,
 					       unsigned int path);
 void metaroce_plane_count_rx(struct metaroce_dev *mdev, int ifindex);
+unsigned int metaroce_num_planes(struct metaroce_dev *mdev);
 void metaroce_qp_apply_planes(struct metaroce_qp *qp, u64 now);
 
 /* metaroce_genl.c */

@@ -38,6 +38,12 @@
 #define METAROCE_LOCAL_CA_ACK_DELAY	15
 #define METAROCE_MAX_INLINE		256	/* bytes of inline send data */
 
+/*
+ * Queueing delay above the smallest RTT at which a path of a QP created
+ * with METAROCE_CC_DELAY shrinks its window (the core's target_delay_ns).
+ */
+#define METAROCE_CC_DELAY_TARGET_NS	(100 * NSEC_PER_USEC)
+
 /* Port attributes (struct ib_port_attr, struct ib_port_immutable). */
 #define METAROCE_PORT			1		/* the only port */
 #define METAROCE_PORT_GID_TBL_LEN	1024

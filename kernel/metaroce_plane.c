@@ -331,6 +331,19 @@ struct metaroce_plane *metaroce_plane_for_path(struct metaroce_dev *mdev,
 	return map->plane[i];
 }
 
+/* The number of planes the device spans now. */
+unsigned int metaroce_num_planes(struct metaroce_dev *mdev)
+{
+	struct metaroce_plane_map *map;
+	unsigned int num;
+
+	rcu_read_lock();
+	map = rcu_dereference(mdev->plane_map);
+	num = map ? map->num : 0;
+	rcu_read_unlock();
+	return num;
+}
+
 /* A packet for a QP of @mdev arrived on @ifindex.  Under RCU. */
 void metaroce_plane_count_rx(struct metaroce_dev *mdev, int ifindex)
 {

@@ -103,20 +103,61 @@ static int metaroce_check_cap(const struct ib_qp_cap *cap)
 static_assert((int)METAROCE_TRANSPORT_METAROCE == (int)MRC_MODE_METAROCE &&
 	      (int)METAROCE_TRANSPORT_ROCEV2 == (int)MRC_MODE_ROCEV2);
 
+/* What a CREATE_QP request fixes for the QP's connection. */
+struct metaroce_qp_choice {
+	enum mrc_mode mode;
+	u32 num_paths;		/* 0: the core's default for the mode */
+	u32 cc_flags;		/* MRC_CC_* */
+};
+
+/* The core's congestion signals of a profile (enum metaroce_cc_profile). */
+static int metaroce_cc_flags(u32 profile, u32 *cc_flags)
+{
+	struct mrc_config cfg;
+
+	switch (profile) {
+	case METAROCE_CC_DEFAULT:
+		mrc_config_default(&cfg, MRC_MODE_METAROCE);
+		*cc_flags = cfg.cc_flags;
+		return 0;
+	case METAROCE_CC_ECN:
+		*cc_flags = MRC_CC_ECN;
+		return 0;
+	case METAROCE_CC_DELAY:
+		*cc_flags = MRC_CC_ECN | MRC_CC_DELAY;
+		return 0;
+	case METAROCE_CC_NONE:
+		*cc_flags = 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+#define METAROCE_CREATE_QP_REQ_ALL					\
+	(METAROCE_CREATE_QP_REQ_TRANSPORT | METAROCE_CREATE_QP_REQ_NUM_PATHS | \
+	 METAROCE_CREATE_QP_REQ_CC_PROFILE)
+
 /*
- * The wire mode of a new QP (MR-COMPAT-011): the one the request names,
- * else the device's default.  A request shorter than struct
+ * The wire mode, paths and congestion control of a new QP
+ * (MR-COMPAT-011): those the request names, else the device's default
+ * mode and the core's defaults.  A request shorter than struct
  * metaroce_create_qp_req lacks the fields past its end; a longer one must
- * be zero beyond it.  Only RC QPs have a choice: UD and GSI are RoCEv2 UD.
+ * be zero beyond it.  Only RC QPs have a choice: UD and GSI are RoCEv2 UD;
+ * paths and a congestion profile are MetaRoCE-mode attributes.
  */
-static int metaroce_create_qp_mode(struct metaroce_dev *mdev,
-				   const struct ib_qp_init_attr *init,
-				   struct ib_udata *udata, enum mrc_mode *mode)
+static int metaroce_create_qp_choice(struct metaroce_dev *mdev,
+				     const struct ib_qp_init_attr *init,
+				     struct ib_udata *udata,
+				     struct metaroce_qp_choice *choice)
 {
 	struct metaroce_create_qp_req req = {};
 	int err;
 
-	*mode = READ_ONCE(mdev->default_mode);
+	choice->mode = READ_ONCE(mdev->default_mode);
+	choice->num_paths = 0;
+	err = metaroce_cc_flags(METAROCE_CC_DEFAULT, &choice->cc_flags);
+	if (err)
+		return err;
 	if (udata && udata->inlen) {
 		if (udata->inlen > sizeof(req) &&
 		    !ib_is_udata_cleared(udata, sizeof(req),
@@ -127,18 +168,32 @@ static int metaroce_create_qp_mode(struct metaroce_dev *mdev,
 		if (err)
 			return err;
 	}
-	if ((req.comp_mask & ~(u64)METAROCE_CREATE_QP_REQ_TRANSPORT) ||
-	    req.reserved)
+	if ((req.comp_mask & ~(u64)METAROCE_CREATE_QP_REQ_ALL) || req.reserved)
+		return -EINVAL;
+	if (req.comp_mask && init->qp_type != IB_QPT_RC)
 		return -EINVAL;
 	if (req.comp_mask & METAROCE_CREATE_QP_REQ_TRANSPORT) {
-		if (init->qp_type != IB_QPT_RC ||
-		    (req.transport != METAROCE_TRANSPORT_METAROCE &&
-		     req.transport != METAROCE_TRANSPORT_ROCEV2))
+		if (req.transport != METAROCE_TRANSPORT_METAROCE &&
+		    req.transport != METAROCE_TRANSPORT_ROCEV2)
 			return -EINVAL;
-		*mode = req.transport;
+		choice->mode = req.transport;
+	}
+	if (req.comp_mask & METAROCE_CREATE_QP_REQ_NUM_PATHS) {
+		if (!req.num_paths || req.num_paths > MRC_MAX_PATHS ||
+		    (choice->mode == MRC_MODE_ROCEV2 && req.num_paths != 1))
+			return -EINVAL;
+		choice->num_paths = req.num_paths;
+	}
+	if (req.comp_mask & METAROCE_CREATE_QP_REQ_CC_PROFILE) {
+		if (choice->mode == MRC_MODE_ROCEV2 &&
+		    req.cc_profile != METAROCE_CC_DEFAULT)
+			return -EINVAL;
+		err = metaroce_cc_flags(req.cc_profile, &choice->cc_flags);
+		if (err)
+			return err;
 	}
 	/* RoCEv2-mode RC is carried by the namespace's UDP 4791 socket. */
-	if (init->qp_type == IB_QPT_RC && *mode == MRC_MODE_ROCEV2 &&
+	if (init->qp_type == IB_QPT_RC && choice->mode == MRC_MODE_ROCEV2 &&
 	    !metaroce_can_rocev2(mdev))
 		return -EADDRINUSE;
 	return 0;
@@ -166,7 +221,7 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	struct metaroce_dev *mdev = to_mdev(ib_qp->device);
 	struct metaroce_qp *qp = to_mqp(ib_qp);
 	struct ib_qp_cap *cap = &init->cap;
-	enum mrc_mode mode;
+	struct metaroce_qp_choice choice;
 	u32 qpn;
 	int err;
 
@@ -194,7 +249,7 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	err = metaroce_check_cap(cap);
 	if (err)
 		return err;
-	err = metaroce_create_qp_mode(mdev, init, udata, &mode);
+	err = metaroce_create_qp_choice(mdev, init, udata, &choice);
 	if (err)
 		return err;
 	if (atomic_inc_return(&mdev->num_qp) > METAROCE_MAX_QP) {
@@ -211,7 +266,9 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	qp->timer.function = metaroce_qp_timer;
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	qp->mode = mode;
+	qp->mode = choice.mode;
+	qp->cfg_paths = choice.num_paths;
+	qp->cc_flags = choice.cc_flags;
 	metaroce_ud_init(qp);
 
 	cap->max_send_sge = max_t(u32, cap->max_send_sge, 1);

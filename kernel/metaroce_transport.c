@@ -256,6 +256,14 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 	cfg->remote_qpn = a->dest_qp_num;
 	cfg->mtu = ib_mtu_enum_to_int(a->path_mtu);
 	cfg->remote_psn = a->rq_psn;
+	/* RoCEv2 mode has one path and no window of its own to steer. */
+	if (qp->mode == MRC_MODE_METAROCE) {
+		if (qp->cfg_paths)
+			cfg->num_paths = qp->cfg_paths;
+		cfg->cc_flags = qp->cc_flags;
+		if (cfg->cc_flags & MRC_CC_DELAY)
+			cfg->target_delay_ns = METAROCE_CC_DELAY_TARGET_NS;
+	}
 	if (!rts)
 		return;
 	cfg->local_psn = a->sq_psn;

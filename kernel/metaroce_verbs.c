@@ -17,13 +17,46 @@
 #include "metaroce.h"
 #include "metaroce_param.h"
 
+/*
+ * The driver data of IB_USER_VERBS_EX_CMD_QUERY_DEVICE: what
+ * metarocedv_query_device() reports.  Read live, as planes, the default
+ * wire mode and UDP 4791 change while the device exists.
+ */
+static int metaroce_query_device_resp(struct metaroce_dev *mdev,
+				      struct ib_udata *udata)
+{
+	struct metaroce_query_device_resp resp = {
+		.caps = METAROCE_DEVICE_CAP_METAROCE,
+		.default_transport = READ_ONCE(mdev->default_mode),
+		.max_planes = METAROCE_MAX_PLANES,
+		.num_planes = metaroce_num_planes(mdev),
+		.max_paths = MRC_MAX_PATHS,
+	};
+	struct mrc_config cfg;
+
+	static_assert(METAROCE_MAX_QP_PATHS == MRC_MAX_PATHS);
+	mrc_config_default(&cfg, MRC_MODE_METAROCE);
+	resp.default_paths = cfg.num_paths;
+	resp.max_window = cfg.window;
+	if (metaroce_can_rocev2(mdev))
+		resp.caps |= METAROCE_DEVICE_CAP_ROCEV2;
+	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+}
+
 static int metaroce_query_device(struct ib_device *ib_dev,
 				 struct ib_device_attr *attr,
 				 struct ib_udata *udata)
 {
-	/* No driver-specific request or response data is defined. */
-	if (udata->inlen || udata->outlen)
+	int err;
+
+	/* No request data is defined: a newer provider's must be zero. */
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
+	if (udata->outlen) {
+		err = metaroce_query_device_resp(to_mdev(ib_dev), udata);
+		if (err)
+			return err;
+	}
 
 	*attr = (struct ib_device_attr) {
 		.sys_image_guid = ib_dev->node_guid,

@@ -47,6 +47,13 @@
  * refuses unknown comp_mask bits and an unknown transport with EINVAL.
  * Later extensions (mapped rings) append their own fields and comp_mask
  * bits after these.
+ *
+ * Direct verbs (metarocedv_create_qp, providers/metaroce/metarocedv.h)
+ * appended num_paths and cc_profile.  Both, like transport, are RC-only
+ * (EINVAL on UD) and MetaRoCE-mode only: a RoCEv2 QP has one path
+ * (num_paths 1 is accepted) and go-back-N without a congestion window
+ * (only METAROCE_CC_DEFAULT is accepted).  Out-of-range values, unknown
+ * comp_mask bits and a non-zero reserved field are EINVAL.
  */
 enum metaroce_transport {
 	METAROCE_TRANSPORT_METAROCE = 0,	/* multipath, UDP 4793 */
@@ -56,12 +63,29 @@ enum metaroce_transport {
 enum metaroce_create_qp_req_mask {
 	/* metaroce_create_qp_req.transport is valid */
 	METAROCE_CREATE_QP_REQ_TRANSPORT = 1 << 0,
+	/* metaroce_create_qp_req.num_paths is valid */
+	METAROCE_CREATE_QP_REQ_NUM_PATHS = 1 << 1,
+	/* metaroce_create_qp_req.cc_profile is valid */
+	METAROCE_CREATE_QP_REQ_CC_PROFILE = 1 << 2,
 };
+
+/* Congestion control of a MetaRoCE QP's paths (metaroce_create_qp_req). */
+enum metaroce_cc_profile {
+	METAROCE_CC_DEFAULT = 0,	/* the device's choice: ECN */
+	METAROCE_CC_ECN = 1,		/* DCTCP-style, CE marks (MR-CC-005) */
+	METAROCE_CC_DELAY = 2,		/* ECN and queueing delay (MR-CC-006) */
+	METAROCE_CC_NONE = 3,		/* fixed window */
+};
+
+/* The largest number of paths of one QP (the core's MRC_MAX_PATHS). */
+#define METAROCE_MAX_QP_PATHS	16
 
 struct metaroce_create_qp_req {
 	__aligned_u64 comp_mask;	/* enum metaroce_create_qp_req_mask */
 	__u32 transport;		/* enum metaroce_transport */
 	__u32 reserved;
+	__u32 num_paths;		/* 1..METAROCE_MAX_QP_PATHS */
+	__u32 cc_profile;		/* enum metaroce_cc_profile */
 };
 
 enum metaroce_create_qp_resp_mask {
@@ -97,6 +121,29 @@ enum metaroce_ucontext_cap {
 struct metaroce_alloc_ucontext_resp {
 	__u32 abi_version;	/* METAROCE_UVERBS_ABI_VERSION */
 	__u32 caps;		/* enum metaroce_ucontext_cap bits */
+};
+
+/*
+ * Driver data of IB_USER_VERBS_EX_CMD_QUERY_DEVICE (metarocedv_query_device);
+ * no request data.  The kernel copies min(outlen, sizeof) bytes: a
+ * provider that asks for none (ibv_query_device_ex) gets none.
+ */
+enum metaroce_device_cap {
+	METAROCE_DEVICE_CAP_METAROCE = 1 << 0,	/* MetaRoCE RC QPs */
+	METAROCE_DEVICE_CAP_ROCEV2 = 1 << 1,	/* RoCEv2 RC QPs (UDP 4791 ours) */
+	METAROCE_DEVICE_CAP_QP_STATS = 1 << 2,	/* METAROCE_METHOD_QP_QUERY_STATS */
+};
+
+struct metaroce_query_device_resp {
+	__aligned_u64 comp_mask;	/* none defined yet: 0 */
+	__u32 caps;			/* enum metaroce_device_cap */
+	__u32 default_transport;	/* enum metaroce_transport */
+	__u32 max_planes;		/* netdevs one device can span */
+	__u32 num_planes;		/* planes configured now */
+	__u32 max_paths;		/* per RC QP */
+	__u32 default_paths;		/* a MetaRoCE QP's paths if none asked */
+	__u32 max_window;		/* packets in flight per QP */
+	__u32 reserved;
 };
 
 /* Driver data of IB_USER_VERBS_CMD_ALLOC_PD; no request data. */
