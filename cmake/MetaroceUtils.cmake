@@ -46,3 +46,33 @@ function(metaroce_add_util)
 			${_page} ${U_NAME} ${_run})
 	set_tests_properties(manpage_${U_NAME} PROPERTIES LABELS unit TIMEOUT 30)
 endfunction()
+
+# A man page that documents no program of its own (a library call, an
+# overview):
+#
+#   metaroce_add_manpage(<page.N> [COMPONENT <component>])
+#
+# installs it in ${mandir}/manN (in <component>, if given) and adds the
+# test manpage_<page>_<N> (label "unit"): the page renders without groff
+# warnings (man --warnings, as lintian runs it) and its .TH names it.
+function(metaroce_add_manpage page)
+	cmake_parse_arguments(PARSE_ARGV 1 M "" "COMPONENT" "")
+	get_filename_component(_page ${page} ABSOLUTE)
+	get_filename_component(_file ${_page} NAME)
+	string(REGEX MATCH "^(.+)\\.([1-9])$" _m ${_file})
+	if(NOT _m)
+		message(FATAL_ERROR "metaroce_add_manpage: ${page} has no section suffix")
+	endif()
+	set(_name ${CMAKE_MATCH_1})
+	set(_section ${CMAKE_MATCH_2})
+	if(M_COMPONENT)
+		set(_component COMPONENT ${M_COMPONENT})
+	endif()
+	install(FILES ${_page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${_section}
+		${_component})
+	find_package(Python3 REQUIRED COMPONENTS Interpreter)
+	add_test(NAME manpage_${_name}_${_section}
+		COMMAND Python3::Interpreter ${METAROCE_MANPAGE_CHECK} ${_page} ${_name})
+	set_tests_properties(manpage_${_name}_${_section} PROPERTIES
+		LABELS unit TIMEOUT 30)
+endfunction()

@@ -154,6 +154,19 @@ const struct verbs_device_ops device_ops = {
 	.uninit_device = uninit_device,
 };
 
+} // namespace
+
+bool is_metaroce_device(struct ibv_device *ibdev) noexcept
+{
+	/* Every device libibverbs lists is a verbs_device (device first). */
+	const auto *vdev = reinterpret_cast<const struct verbs_device *>(ibdev);
+
+	return ibdev && vdev->ops && vdev->ops->name &&
+	       std::strcmp(vdev->ops->name, device_ops.name) == 0;
+}
+
+namespace {
+
 /*
  * What PROVIDER_DRIVER() does for in-tree providers when loaded by dlopen():
  * hand the ops to libibverbs before dlopen() returns.

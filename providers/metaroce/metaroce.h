@@ -119,6 +119,14 @@ struct create_qp_resp {
 static_assert(offsetof(create_qp_resp, drv) ==
 	      sizeof(ib_uverbs_create_qp_resp));
 
+/* IB_USER_VERBS_EX_CMD_QUERY_DEVICE with our driver data (dv.cpp). */
+struct query_device_resp {
+	struct ib_uverbs_ex_query_device_resp ibv_resp;
+	struct metaroce_query_device_resp drv;
+};
+static_assert(offsetof(query_device_resp, drv) ==
+	      sizeof(ib_uverbs_ex_query_device_resp));
+
 inline cq *to_cq(struct ibv_cq *ibcq) noexcept
 {
 	return reinterpret_cast<cq *>(ibcq);
@@ -159,7 +167,19 @@ struct ibv_cq_ex *create_cq_ex(struct ibv_context *ibctx,
 			       struct ibv_cq_init_attr_ex *attr) noexcept;
 int destroy_cq(struct ibv_cq *ibcq) noexcept;
 
+/* metaroce.cpp */
+/*
+ * Whether @ibdev is driven by this provider.  By name, not by the address
+ * of our ops: a program linked with libmetaroce.so.1 and a libibverbs
+ * that dlopen()ed another copy of it (a provider copied into libibverbs'
+ * directory) see two instances of the library, which agree on the layout.
+ */
+bool is_metaroce_device(struct ibv_device *ibdev) noexcept;
+
 /* qp.cpp */
+struct ibv_qp *create_qp_req(struct ibv_context *ibctx,
+			     struct ibv_qp_init_attr_ex *attr,
+			     const struct metaroce_create_qp_req *req) noexcept;
 struct ibv_qp *create_qp(struct ibv_pd *ibpd,
 			 struct ibv_qp_init_attr *attr) noexcept;
 struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,

@@ -46,11 +46,16 @@ static bool env_transport(uint32_t *transport, int *err) noexcept
 }
 
 /*
- * The one constructor of both APIs: ibv_create_qp() arrives here through
- * create_qp() with a PD-only attribute.
+ * The one constructor of the three APIs: ibv_create_qp() arrives here
+ * through create_qp() with a PD-only attribute and no driver request,
+ * metarocedv_create_qp() with the request its attributes make (dv.cpp).
+ * The wire mode of an RC QP is, in this order: the one @req names (an
+ * explicit direct-verbs transport), METAROCE_TRANSPORT, the device's
+ * default (the kernel's choice when none is sent).
  */
-struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
-			    struct ibv_qp_init_attr_ex *attr) noexcept
+struct ibv_qp *create_qp_req(struct ibv_context *ibctx,
+			     struct ibv_qp_init_attr_ex *attr,
+			     const struct metaroce_create_qp_req *req) noexcept
 {
 	create_qp_cmd cmd = {};
 	create_qp_resp resp = {};
@@ -65,8 +70,11 @@ struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return nullptr;
 	}
+	if (req)
+		cmd.drv = *req;
 	/* UD QPs are RoCEv2 UD in every mode: only RC has a choice. */
-	if (attr->qp_type == IBV_QPT_RC) {
+	if (attr->qp_type == IBV_QPT_RC &&
+	    !(cmd.drv.comp_mask & METAROCE_CREATE_QP_REQ_TRANSPORT)) {
 		if (env_transport(&cmd.drv.transport, &ret))
 			cmd.drv.comp_mask |= METAROCE_CREATE_QP_REQ_TRANSPORT;
 		else if (ret) {
@@ -77,7 +85,10 @@ struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
 	q = alloc_obj<qp>();
 	if (!q)
 		return nullptr;
-	/* Fills in qp_num, handle, state and attr->cap as granted. */
+	/*
+	 * Fills in qp_num, handle, state and attr->cap as granted.  A module
+	 * older than the fields past transport accepts them while zero.
+	 */
 	ret = ibv_cmd_create_qp_ex(ibctx, &q->vqp, attr, cmd.cmd(),
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret) {
@@ -87,6 +98,12 @@ struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
 	}
 	q->transport = resp.drv.transport;
 	return &q->vqp.qp;
+}
+
+struct ibv_qp *create_qp_ex(struct ibv_context *ibctx,
+			    struct ibv_qp_init_attr_ex *attr) noexcept
+{
+	return create_qp_req(ibctx, attr, nullptr);
 }
 
 struct ibv_qp *create_qp(struct ibv_pd *ibpd,

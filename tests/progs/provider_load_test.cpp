@@ -5,7 +5,9 @@
  * program stands in for libibverbs' verbs_register_driver_34 (exported from
  * the executable at version IBVERBS_PRIVATE_34, see provider_load_test.map,
  * so the dynamic linker binds the provider's reference to it).  match_device
- * is then run against fake sysfs directories.
+ * is then run against fake sysfs directories, and the direct-verbs entry
+ * points (metarocedv.h) against fake contexts: every check of inlen,
+ * comp_mask and values that happens before a kernel command.
  *
  *   provider_load_test PATH/libmetaroce-rdmav34.so
  */
@@ -20,6 +22,7 @@
 
 #include <rdma/metaroce-abi.h>
 
+#include "metarocedv.h"
 #include "verbs_provider_abi.h"
 #include "check.h"
 
@@ -57,6 +60,176 @@ bool match_with(const std::string &dir, const char *content)
 		return false;
 	}
 	return registered->match_device(&sysfs_dev);
+}
+
+template <typename F> F *sym(void *h, const char *name)
+{
+	void *p = dlsym(h, name);
+
+	if (!p) {
+		std::printf("FAIL: %s not exported: %s\n", name, dlerror());
+		failures++;
+	}
+	return reinterpret_cast<F *>(p);
+}
+
+/* metarocedv_create_qp() failed with @err. */
+bool create_fails(decltype(metarocedv_create_qp) *create, ibv_context *ctx,
+		  ibv_qp_init_attr_ex *attr, void *dv, uint32_t inlen, int err)
+{
+	errno = 0;
+	ibv_qp *qp = create(ctx, attr, static_cast<metarocedv_qp_init_attr *>(dv),
+			    inlen);
+	if (qp || errno != err)
+		std::printf("  create_qp: %p errno %d (%s), expected NULL and %d\n",
+			    static_cast<void *>(qp), errno, std::strerror(errno),
+			    err);
+	return !qp && errno == err;
+}
+
+/*
+ * The direct verbs on fake devices.  A request that passes the library's
+ * checks is told apart from one refused by them by an ibv attribute the
+ * provider does not support (IBV_QP_INIT_ATTR_CREATE_FLAGS): it then
+ * fails with EOPNOTSUPP just before the kernel would be asked.
+ */
+void check_dv(void *h, verbs_device *ours)
+{
+	auto *is_supported = sym<decltype(metarocedv_is_supported)>(
+		h, "metarocedv_is_supported");
+	auto *query_device = sym<decltype(metarocedv_query_device)>(
+		h, "metarocedv_query_device");
+	auto *create = sym<decltype(metarocedv_create_qp)>(
+		h, "metarocedv_create_qp");
+	auto *query_stats = sym<decltype(metarocedv_query_qp_stats)>(
+		h, "metarocedv_query_qp_stats");
+	if (!is_supported || !query_device || !create || !query_stats)
+		return;
+
+	/* Another provider's device (as libibverbs lists rxe0 beside mr0). */
+	static const verbs_device_ops rxe_ops = { .name = "rxe" };
+	static verbs_device other;
+	other.ops = &rxe_ops;
+	ibv_context ctx = {}, other_ctx = {};
+	ctx.device = &ours->device;
+	other_ctx.device = &other.device;
+
+	CHECK(is_supported(&ours->device) == 1, "metaroce device not supported");
+	CHECK(is_supported(&other.device) == 0, "rxe device supported");
+	CHECK(is_supported(nullptr) == 0, "NULL device supported");
+
+	metarocedv_device_attr dattr;
+	CHECK(query_device(&other_ctx, &dattr, sizeof(dattr)) == EOPNOTSUPP,
+	      "query_device on another provider's device");
+	CHECK(query_device(&ctx, nullptr, sizeof(dattr)) == EINVAL,
+	      "query_device with NULL attr");
+	CHECK(query_device(&ctx, &dattr, sizeof(dattr.comp_mask) - 1) == EINVAL,
+	      "query_device with inlen short of comp_mask");
+
+	ibv_pd pd = {};
+	ibv_qp_init_attr_ex attr = {};
+	attr.qp_type = IBV_QPT_RC;
+	attr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	attr.pd = &pd;
+	metarocedv_qp_init_attr dv = {};
+	const uint32_t full = sizeof(dv);
+
+	/* Passes the library: stopped by the unsupported create flags. */
+	CHECK(create_fails(create, &ctx, &attr, &dv, full, EOPNOTSUPP),
+	      "empty dv attributes");
+	dv.comp_mask = METAROCEDV_QP_INIT_ATTR_TRANSPORT |
+		       METAROCEDV_QP_INIT_ATTR_NUM_PATHS |
+		       METAROCEDV_QP_INIT_ATTR_CC_PROFILE;
+	dv.transport = METAROCEDV_TRANSPORT_METAROCE;
+	dv.num_paths = METAROCEDV_MAX_PATHS;
+	dv.cc_profile = METAROCEDV_CC_NONE;
+	CHECK(create_fails(create, &ctx, &attr, &dv, full, EOPNOTSUPP),
+	      "every field valid");
+	dv.num_paths = 1;
+	CHECK(create_fails(create, &ctx, &attr, &dv, full, EOPNOTSUPP),
+	      "one path");
+
+	/* A caller's longer structure: zero tail accepted, other refused. */
+	struct {
+		metarocedv_qp_init_attr dv;
+		uint64_t newer[2];
+	} longer = {};
+	longer.dv = dv;
+	CHECK(create_fails(create, &ctx, &attr, &longer, sizeof(longer), EOPNOTSUPP),
+	      "longer structure, zero tail");
+	longer.newer[1] = 1;
+	CHECK(create_fails(create, &ctx, &attr, &longer, sizeof(longer), EINVAL),
+	      "longer structure, non-zero tail");
+
+	/* An older, shorter structure: its fields only. */
+	metarocedv_qp_init_attr shorter = {};
+	shorter.comp_mask = METAROCEDV_QP_INIT_ATTR_TRANSPORT;
+	shorter.transport = METAROCEDV_TRANSPORT_ROCEV2;
+	shorter.reserved = 1; /* past inlen: not read */
+	const uint32_t to_transport = offsetof(metarocedv_qp_init_attr, num_paths);
+	CHECK(create_fails(create, &ctx, &attr, &shorter, to_transport, EOPNOTSUPP),
+	      "transport only, inlen up to it");
+	shorter.comp_mask |= METAROCEDV_QP_INIT_ATTR_NUM_PATHS;
+	shorter.num_paths = 2;
+	CHECK(create_fails(create, &ctx, &attr, &shorter, to_transport, EINVAL),
+	      "comp_mask names a field past inlen");
+	CHECK(create_fails(create, &ctx, &attr, &shorter, sizeof(uint64_t) - 1, EINVAL),
+	      "inlen short of comp_mask");
+	CHECK(create_fails(create, &ctx, &attr, nullptr, full, EINVAL),
+	      "NULL dv attributes");
+
+	/*
+	 * Each bad value.  The create flags stay: a value the library let
+	 * through fails with EOPNOTSUPP instead of reaching for a kernel.
+	 */
+	struct bad {
+		const char *what;
+		metarocedv_qp_init_attr dv;
+	};
+	const bad bads[] = {
+		{ "unknown comp_mask bit", { .comp_mask = 1u << 3 } },
+		{ "comp_mask bit 63", { .comp_mask = 1ull << 63 } },
+		{ "non-zero reserved", { .reserved = 1 } },
+		{ "num_paths 0",
+		  { .comp_mask = METAROCEDV_QP_INIT_ATTR_NUM_PATHS, .num_paths = 0 } },
+		{ "num_paths 17",
+		  { .comp_mask = METAROCEDV_QP_INIT_ATTR_NUM_PATHS,
+		    .num_paths = METAROCEDV_MAX_PATHS + 1 } },
+		{ "transport 2",
+		  { .comp_mask = METAROCEDV_QP_INIT_ATTR_TRANSPORT, .transport = 2 } },
+		{ "cc_profile 4",
+		  { .comp_mask = METAROCEDV_QP_INIT_ATTR_CC_PROFILE, .cc_profile = 4 } },
+	};
+	for (const bad &b : bads) {
+		metarocedv_qp_init_attr copy = b.dv;
+		CHECK(create_fails(create, &ctx, &attr, &copy, full, EINVAL), "%s",
+		      b.what);
+	}
+	dv = {};
+	attr.qp_type = IBV_QPT_UD;
+	CHECK(create_fails(create, &ctx, &attr, &dv, full, EINVAL), "UD QP");
+	attr.qp_type = IBV_QPT_RC;
+	attr.comp_mask = IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	CHECK(create_fails(create, &ctx, &attr, &dv, full, EINVAL), "no PD");
+	attr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	CHECK(create_fails(create, &other_ctx, &attr, &dv, full, EOPNOTSUPP),
+	      "another provider's device");
+
+	/* Statistics: the QP's device and type first, then inlen. */
+	metarocedv_qp_stats stats;
+	ibv_qp qp = {};
+	qp.context = &ctx;
+	qp.qp_type = IBV_QPT_UD;
+	CHECK(query_stats(&qp, &stats, sizeof(stats)) == EOPNOTSUPP, "UD QP stats");
+	qp.context = &other_ctx;
+	qp.qp_type = IBV_QPT_RC;
+	CHECK(query_stats(&qp, &stats, sizeof(stats)) == EOPNOTSUPP,
+	      "stats of another provider's QP");
+	qp.context = &ctx;
+	CHECK(query_stats(&qp, nullptr, sizeof(stats)) == EINVAL, "NULL stats");
+	CHECK(query_stats(&qp, &stats, offsetof(metarocedv_qp_stats, num_paths)) ==
+		      EINVAL,
+	      "stats inlen short of num_paths");
 }
 
 } // namespace
@@ -137,6 +310,9 @@ int main(int argc, char **argv)
 	CHECK(vdev, "alloc_device failed");
 	if (vdev) {
 		CHECK(!vdev->ops && !vdev->sysfs, "alloc_device must zero the device");
+		/* What libibverbs' try_driver() does next. */
+		vdev->ops = ops;
+		check_dv(h, vdev);
 		ops->uninit_device(vdev);
 	}
 

@@ -23,7 +23,7 @@ set -euo pipefail
 
 pkgdir=$(realpath -e "${1:?usage: $0 PKG_DIR}")
 dev=mr0
-pkgs=(metaroce-dkms ibverbs-provider-metaroce libmetaroce-dev metaroce-utils)
+pkgs=(metaroce-dkms libmetaroce1 ibverbs-provider-metaroce libmetaroce-dev metaroce-utils)
 # fail, step, mr_veth, mr_wait, mr_dev_gone
 # shellcheck source=../../kernel/guest-test-lib.sh
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"

@@ -18,6 +18,11 @@
 #     the server's device counts rx_wrong_transport and no CRC or
 #     malformed drops, neither side completes, and a RoCEv2-mode client's
 #     send completes with "transport retry counter exceeded";
+#   - direct verbs (tests/progs/metaroce_dv_test): metarocedv_query_device
+#     agrees with sysfs and metaroce-plane, metarocedv_create_qp creates
+#     and refuses what metarocedv_create_qp(3) says, and its explicit
+#     transport wins over METAROCE_TRANSPORT, which wins over the device
+#     default;
 #   - a module loaded with default_transport=rocev2 gives a new device
 #     the default rocev2.
 # covers: MR-COMPAT-011
@@ -112,6 +117,26 @@ expect_wire env-over-dev metaroce
 for d in mr0 mr1; do
 	echo metaroce >"/sys/class/infiniband/$d/default_transport" || fail "resetting $d's default"
 done
+
+# dv TAG ARGS...: tests/progs/metaroce_dv_test ARGS in mra (its output in
+# dv-TAG.txt); it is linked with the build tree's libmetaroce.so.1.
+dv() {
+	local tag=$1
+	shift
+	ip netns exec mra "$build/tests/progs/metaroce_dv_test" "$@" >"dv-$tag.txt" 2>&1 ||
+		{ cat "dv-$tag.txt"; fail "metaroce_dv_test $*"; }
+	cat "dv-$tag.txt"
+}
+step "direct verbs: query_device, create_qp and the precedence of an explicit transport"
+planes=$(ip netns exec mra "$build/tools/metaroce-plane" show mr0 | wc -l)
+dv query query mr0 --planes "$planes" --default metaroce --rocev2
+dv create create mr0 --expect metaroce
+METAROCE_TRANSPORT=rocev2 dv create-env create mr0 --expect rocev2
+echo rocev2 >/sys/class/infiniband/mr0/default_transport || fail "setting mr0's default"
+dv query-dev query mr0 --planes "$planes" --default rocev2 --rocev2
+dv create-dev create mr0 --expect rocev2
+METAROCE_TRANSPORT=metaroce dv create-env-over-dev create mr0 --expect metaroce
+echo metaroce >/sys/class/infiniband/mr0/default_transport || fail "resetting mr0's default"
 
 step "values that name no mode"
 mr_expect_error "Invalid argument" bash -c 'echo bogus >/sys/class/infiniband/mr0/default_transport'
