@@ -50,6 +50,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 #include <metaroce/core.h>
 #include <uapi/rdma/metaroce-netlink.h>
 
@@ -438,6 +439,11 @@ void metaroce_qp_flush(struct metaroce_qp *qp);
 void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		    unsigned int rx_flags);
 enum hrtimer_restart metaroce_qp_timer(struct hrtimer *timer);
+struct metaroce_qp_stats;
+void metaroce_qp_get_stats(struct metaroce_qp *qp, struct metaroce_qp_stats *st);
+
+/* metaroce_uapi.c */
+extern const struct uapi_definition metaroce_uapi_defs[];
 
 /* metaroce_stats.c */
 extern const struct ib_device_ops metaroce_stats_ops;

@@ -18,6 +18,7 @@
 #include <linux/ktime.h>
 #include <linux/skbuff.h>
 #include <net/ip.h>
+#include <uapi/rdma/metaroce-abi.h>
 
 #include "metaroce.h"
 #include "metaroce_param.h"
@@ -640,4 +641,79 @@ enum hrtimer_restart metaroce_qp_timer(struct hrtimer *timer)
 	/* destroy_qp waits for this handler (hrtimer_cancel) before freeing. */
 	metaroce_xmit(qp, &out);
 	return HRTIMER_NORESTART;
+}
+
+/* The ABI's path states are the core's. */
+static_assert((int)METAROCE_PATH_ACTIVE == (int)MRC_PATH_UP &&
+	      (int)METAROCE_PATH_FAILED == (int)MRC_PATH_FAILED &&
+	      (int)METAROCE_PATH_ADMIN_DOWN == (int)MRC_PATH_ADMIN_DOWN);
+static_assert(METAROCE_MAX_QP_PATHS == MRC_MAX_PATHS);
+
+/* The id of the plane path @path of @mdev's QPs goes out on now. */
+static u32 metaroce_path_plane(struct metaroce_dev *mdev, unsigned int path)
+{
+	struct metaroce_plane *plane;
+	u32 id = 0;
+
+	rcu_read_lock();
+	plane = metaroce_plane_for_path(mdev, path);
+	if (plane)
+		id = plane - mdev->planes;
+	rcu_read_unlock();
+	return id;
+}
+
+/*
+ * One snapshot of an RC QP's statistics (metarocedv_query_qp_stats, the
+ * uverbs method of metaroce_uapi.c) into @st, which the caller zeroed.
+ * Without a connection (RESET, INIT) only the transport and the number
+ * of paths the QP will have.
+ */
+void metaroce_qp_get_stats(struct metaroce_qp *qp, struct metaroce_qp_stats *st)
+{
+	struct mrc_conn_stats cs;
+	struct mrc_path_stats ps;
+	struct mrc_config cfg;
+	unsigned int i;
+
+	spin_lock_bh(&qp->lock);
+	st->transport = qp->mode;
+	if (!qp->conn) {
+		metaroce_conn_config(qp, &cfg, false);
+		st->num_paths = qp->mode == MRC_MODE_ROCEV2 ? 1 : cfg.num_paths;
+		spin_unlock_bh(&qp->lock);
+		return;
+	}
+	st->num_paths = qp->num_paths;
+	mrc_get_stats(qp->conn, &cs);
+	st->tx_packets = cs.tx_data;
+	st->retransmits = cs.tx_retrans;
+	st->rx_packets = cs.rx_data;
+	st->rx_duplicates = cs.rx_dup;
+	st->rx_out_of_order = cs.rx_out_of_order;
+	st->sacks_sent = cs.sacks_sent;
+	st->sacks_received = cs.sacks_received;
+	st->path_failures = cs.path_failures;
+	st->path_recoveries = cs.path_recoveries;
+	for (i = 0; i < st->num_paths; i++) {
+		struct metaroce_path_stats *p = &st->path[i];
+
+		if (mrc_get_path_stats(qp->conn, i, &ps))
+			break;
+		p->tx_packets = ps.tx_data;
+		p->retransmits = ps.tx_retrans;
+		p->rx_packets = ps.rx_packets;
+		p->lost = ps.lost;
+		p->timeouts = ps.ptos;
+		p->ecn_marks = ps.ecn_marks;
+		p->srtt_ns = ps.srtt_ns;
+		p->rttvar_ns = ps.rttvar_ns;
+		p->min_rtt_ns = ps.min_rtt_ns;
+		p->cwnd = ps.cwnd;
+		p->in_flight = ps.in_flight;
+		p->state = ps.state;
+	}
+	spin_unlock_bh(&qp->lock);
+	for (i = 0; i < st->num_paths; i++)
+		st->path[i].plane = metaroce_path_plane(qp->mdev, i);
 }

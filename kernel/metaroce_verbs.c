@@ -26,7 +26,8 @@ static int metaroce_query_device_resp(struct metaroce_dev *mdev,
 				      struct ib_udata *udata)
 {
 	struct metaroce_query_device_resp resp = {
-		.caps = METAROCE_DEVICE_CAP_METAROCE,
+		.caps = METAROCE_DEVICE_CAP_METAROCE |
+			METAROCE_DEVICE_CAP_QP_STATS,
 		.default_transport = READ_ONCE(mdev->default_mode),
 		.max_planes = METAROCE_MAX_PLANES,
 		.num_planes = metaroce_num_planes(mdev),
@@ -334,6 +335,8 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 				   BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
 				   BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				   BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	/* metarocedv_query_qp_stats: METAROCE_METHOD_QP_QUERY_STATS. */
+	ib_dev->driver_def = metaroce_uapi_defs;
 	addrconf_addr_eui48((unsigned char *)&ib_dev->node_guid,
 			    ndev->dev_addr);
 	strscpy(ib_dev->node_desc, "MetaRoCE", sizeof(ib_dev->node_desc));

@@ -23,6 +23,7 @@
 #define METAROCE_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 /*
  * Data path, first slice: MR and CQ creation carry no driver data in
@@ -144,6 +145,81 @@ struct metaroce_query_device_resp {
 	__u32 default_paths;		/* a MetaRoCE QP's paths if none asked */
 	__u32 max_window;		/* packets in flight per QP */
 	__u32 reserved;
+};
+
+/*
+ * Per-QP statistics (metarocedv_query_qp_stats): a driver-specific uverbs
+ * ioctl method on the QP object, in the driver namespace of method and
+ * attribute ids (UVERBS_ID_NS_SHIFT):
+ *
+ *	object UVERBS_OBJECT_QP, method METAROCE_METHOD_QP_QUERY_STATS
+ *	  METAROCE_ATTR_QP_QUERY_STATS_HANDLE  the QP (IDR, read access)
+ *	  METAROCE_ATTR_QP_QUERY_STATS_RESP    struct metaroce_qp_stats (out)
+ *
+ * Why a method and not a mapped stats page: the kernel takes one snapshot
+ * of the core's mrc_conn_stats / mrc_path_stats under qp->lock only when
+ * asked, so the transport's hot path pays nothing (a page would have to be
+ * rewritten after every run of the QP, i.e. per packet), a QP costs no
+ * page of memory, and ib_uverbs handles the QP's lifetime and
+ * disassociation (a handle of another process or of a destroyed QP is
+ * refused).  The method needs only the headers ib_core installs
+ * (rdma/uverbs_named_ioctl.h), the same in 6.1 and 6.12.
+ *
+ * The kernel copies min(len, sizeof) bytes and zeroes the rest of a
+ * longer buffer; the buffer must reach at least num_paths.  Available
+ * when the device reports METAROCE_DEVICE_CAP_QP_STATS; an older module
+ * answers EPROTONOSUPPORT (no such method).  Only RC QPs have statistics
+ * (EOPNOTSUPP otherwise).  A QP without a connection (RESET, INIT) reports
+ * its transport and number of paths and zero counters; path[] entries at
+ * and past num_paths are zero.
+ */
+enum metaroce_qp_methods {
+	METAROCE_METHOD_QP_QUERY_STATS = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum metaroce_qp_query_stats_attrs {
+	METAROCE_ATTR_QP_QUERY_STATS_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	METAROCE_ATTR_QP_QUERY_STATS_RESP,
+};
+
+/* Path states: the core's enum mrc_path_state. */
+enum metaroce_path_state {
+	METAROCE_PATH_ACTIVE = 0,
+	METAROCE_PATH_FAILED = 1,
+	METAROCE_PATH_ADMIN_DOWN = 2,
+};
+
+/* One path of a QP, as its requester side sees it. */
+struct metaroce_path_stats {
+	__aligned_u64 tx_packets;	/* data packets, retransmissions too */
+	__aligned_u64 retransmits;
+	__aligned_u64 rx_packets;	/* valid packets received on it */
+	__aligned_u64 lost;		/* declared lost */
+	__aligned_u64 timeouts;		/* probe timeouts */
+	__aligned_u64 ecn_marks;	/* acknowledged packets CE-marked */
+	__aligned_u64 srtt_ns;
+	__aligned_u64 rttvar_ns;
+	__aligned_u64 min_rtt_ns;
+	__u32 cwnd;			/* packets */
+	__u32 in_flight;		/* packets */
+	__u32 state;			/* enum metaroce_path_state */
+	__u32 plane;			/* index of the plane it uses now */
+};
+
+struct metaroce_qp_stats {
+	__aligned_u64 comp_mask;	/* none defined yet: 0 */
+	__u32 transport;		/* enum metaroce_transport */
+	__u32 num_paths;
+	__aligned_u64 tx_packets;	/* data packets sent, all paths */
+	__aligned_u64 retransmits;
+	__aligned_u64 rx_packets;	/* data packets accepted */
+	__aligned_u64 rx_duplicates;
+	__aligned_u64 rx_out_of_order;	/* data accepted past a hole */
+	__aligned_u64 sacks_sent;	/* ACKs carrying SACK ranges */
+	__aligned_u64 sacks_received;
+	__aligned_u64 path_failures;
+	__aligned_u64 path_recoveries;
+	struct metaroce_path_stats path[METAROCE_MAX_QP_PATHS];
 };
 
 /* Driver data of IB_USER_VERBS_CMD_ALLOC_PD; no request data. */
