@@ -17,6 +17,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include <sys/ioctl.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
 #include "metaroce.h"
 #include "metarocedv.h"
 
@@ -40,6 +43,79 @@ static_assert(same(METAROCEDV_DEVICE_CAP_METAROCE, METAROCE_DEVICE_CAP_METAROCE)
 	      same(METAROCEDV_DEVICE_CAP_ROCEV2, METAROCE_DEVICE_CAP_ROCEV2) &&
 	      same(METAROCEDV_DEVICE_CAP_QP_STATS, METAROCE_DEVICE_CAP_QP_STATS));
 static_assert(METAROCEDV_MAX_PATHS == METAROCE_MAX_QP_PATHS);
+static_assert(same(METAROCEDV_PATH_ACTIVE, METAROCE_PATH_ACTIVE) &&
+	      same(METAROCEDV_PATH_FAILED, METAROCE_PATH_FAILED) &&
+	      same(METAROCEDV_PATH_ADMIN_DOWN, METAROCE_PATH_ADMIN_DOWN));
+
+/*
+ * The kernel's statistics are the public structure, byte for byte: the
+ * library hands them on as they come.
+ */
+#define SAME_MEMBER(ours, theirs, m)                                           \
+	(offsetof(ours, m) == offsetof(theirs, m) &&                           \
+	 sizeof(((ours *)nullptr)->m) == sizeof(((theirs *)nullptr)->m))
+static_assert(sizeof(metarocedv_path_stats) == sizeof(metaroce_path_stats) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, tx_packets) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, retransmits) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, rx_packets) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, lost) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, timeouts) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, ecn_marks) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, srtt_ns) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, rttvar_ns) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, min_rtt_ns) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, cwnd) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, in_flight) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, state) &&
+	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, plane));
+static_assert(sizeof(metarocedv_qp_stats) == sizeof(metaroce_qp_stats) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, comp_mask) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, transport) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, num_paths) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, tx_packets) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, retransmits) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, rx_packets) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, rx_duplicates) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, rx_out_of_order) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, sacks_sent) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, sacks_received) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, path_failures) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, path_recoveries) &&
+	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, path));
+
+/*
+ * METAROCE_METHOD_QP_QUERY_STATS (include/uapi/rdma/metaroce-abi.h) on
+ * the context's command fd: the uverbs ioctl header and its two
+ * attributes, laid out as the kernel reads them.  0 or an errno.
+ */
+int ioctl_qp_stats(struct ibv_qp *ibqp, struct metaroce_qp_stats *st) noexcept
+{
+	constexpr size_t len = sizeof(struct ib_uverbs_ioctl_hdr) +
+			       2 * sizeof(struct ib_uverbs_attr);
+	alignas(8) unsigned char buf[len] = {};
+	auto *hdr = reinterpret_cast<struct ib_uverbs_ioctl_hdr *>(buf);
+	auto *attr = reinterpret_cast<struct ib_uverbs_attr *>(hdr + 1);
+
+	static_assert(sizeof(*st) <= UINT16_MAX);
+	hdr->length = len;
+	hdr->object_id = UVERBS_OBJECT_QP;
+	hdr->method_id = METAROCE_METHOD_QP_QUERY_STATS;
+	hdr->num_attrs = 2;
+	hdr->driver_id = RDMA_DRIVER_UNKNOWN;
+	attr[0].attr_id = METAROCE_ATTR_QP_QUERY_STATS_HANDLE;
+	attr[0].flags = UVERBS_ATTR_F_MANDATORY;
+	attr[0].data = ibqp->handle; /* an IDR: len 0 */
+	attr[1].attr_id = METAROCE_ATTR_QP_QUERY_STATS_RESP;
+	attr[1].len = sizeof(*st);
+	attr[1].flags = UVERBS_ATTR_F_MANDATORY;
+	attr[1].data = reinterpret_cast<uintptr_t>(st);
+	if (ioctl(ibqp->context->cmd_fd, RDMA_VERBS_IOCTL, hdr) == 0)
+		return 0;
+	/* No such method (an older module), or no ioctl at all. */
+	if (errno == EPROTONOSUPPORT || errno == ENOTTY)
+		return EOPNOTSUPP;
+	return errno;
+}
 
 /* Whether the caller's structure of @inlen bytes holds all of @member. */
 #define FIELD_AVAIL(type, member, inlen)                                       \
@@ -193,8 +269,15 @@ METAROCE_EXPORT int metarocedv_query_qp_stats(struct ibv_qp *ibqp,
 	if (!ibqp || !ibqp->context || !is_metaroce_device(ibqp->context->device) ||
 	    ibqp->qp_type != IBV_QPT_RC)
 		return EOPNOTSUPP;
+	struct metaroce_qp_stats st = {};
+	int ret;
+
 	if (!stats || !FIELD_AVAIL(out, num_paths, inlen))
 		return EINVAL;
-	/* The kernel's statistics method is the next slice. */
-	return EOPNOTSUPP;
+	/* Ask for all of ours; hand on what the caller's structure holds. */
+	ret = ioctl_qp_stats(ibqp, &st);
+	if (ret)
+		return ret;
+	copy_out(stats, inlen, &st, sizeof(st));
+	return 0;
 }
