@@ -54,34 +54,22 @@ static_assert(same(METAROCEDV_PATH_ACTIVE, METAROCE_PATH_ACTIVE) &&
 #define SAME_MEMBER(ours, theirs, m)                                           \
 	(offsetof(ours, m) == offsetof(theirs, m) &&                           \
 	 sizeof(((ours *)nullptr)->m) == sizeof(((theirs *)nullptr)->m))
+#define SAME_PATH(m) SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, m)
+#define SAME_QP(m) SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, m)
 static_assert(sizeof(metarocedv_path_stats) == sizeof(metaroce_path_stats) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, tx_packets) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, retransmits) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, rx_packets) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, lost) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, timeouts) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, ecn_marks) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, srtt_ns) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, rttvar_ns) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, min_rtt_ns) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, cwnd) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, in_flight) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, state) &&
-	      SAME_MEMBER(metarocedv_path_stats, metaroce_path_stats, plane));
+	      SAME_PATH(tx_packets) && SAME_PATH(retransmits) &&
+	      SAME_PATH(rx_packets) && SAME_PATH(lost) && SAME_PATH(timeouts) &&
+	      SAME_PATH(ecn_marks) && SAME_PATH(srtt_ns) && SAME_PATH(rttvar_ns) &&
+	      SAME_PATH(min_rtt_ns) && SAME_PATH(cwnd) && SAME_PATH(in_flight) &&
+	      SAME_PATH(state) && SAME_PATH(plane));
 static_assert(sizeof(metarocedv_qp_stats) == sizeof(metaroce_qp_stats) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, comp_mask) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, transport) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, num_paths) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, tx_packets) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, retransmits) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, rx_packets) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, rx_duplicates) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, rx_out_of_order) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, sacks_sent) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, sacks_received) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, path_failures) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, path_recoveries) &&
-	      SAME_MEMBER(metarocedv_qp_stats, metaroce_qp_stats, path));
+	      SAME_QP(comp_mask) && SAME_QP(transport) && SAME_QP(num_paths) &&
+	      SAME_QP(tx_packets) && SAME_QP(retransmits) && SAME_QP(rx_packets) &&
+	      SAME_QP(rx_duplicates) && SAME_QP(rx_out_of_order) &&
+	      SAME_QP(sacks_sent) && SAME_QP(sacks_received) &&
+	      SAME_QP(path_failures) && SAME_QP(path_recoveries) && SAME_QP(path));
+#undef SAME_PATH
+#undef SAME_QP
 
 /*
  * METAROCE_METHOD_QP_QUERY_STATS (include/uapi/rdma/metaroce-abi.h) on

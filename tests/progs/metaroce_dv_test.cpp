@@ -46,25 +46,11 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "open_device.h"
 
 namespace {
 
 int failures;
-
-ibv_context *open_by_name(const std::string &name)
-{
-	int num = 0;
-	ibv_device **list = ibv_get_device_list(&num);
-	ibv_context *ctx = nullptr;
-
-	if (!list)
-		return nullptr;
-	for (int i = 0; i < num; i++)
-		if (name == ibv_get_device_name(list[i]))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 /* A device that is not MetaRoCE, opened, or nullptr (none listed). */
 ibv_context *open_other()

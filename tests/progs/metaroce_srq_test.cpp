@@ -35,6 +35,7 @@
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include "check.h"
+#include "open_device.h"
 
 namespace {
 
@@ -55,21 +56,6 @@ struct side {
 	ibv_gid gid = {};
 	ibv_mtu mtu = IBV_MTU_1024;
 };
-
-ibv_context *open_by_name(const std::string &name)
-{
-	int num = 0;
-	ibv_device **list = ibv_get_device_list(&num);
-	ibv_context *ctx = nullptr;
-
-	if (!list)
-		return nullptr;
-	for (int i = 0; i < num; i++)
-		if (name == ibv_get_device_name(list[i]))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 uint8_t *slot(side &s, uint32_t i)
 {

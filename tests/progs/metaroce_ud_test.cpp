@@ -32,6 +32,7 @@
 
 #include <infiniband/verbs.h>
 #include "check.h"
+#include "open_device.h"
 
 namespace {
 
@@ -50,21 +51,6 @@ struct side {
 	std::vector<uint8_t> buf;
 	uint32_t mtu = 0;
 };
-
-ibv_context *open_by_name(const std::string &name)
-{
-	int num = 0;
-	ibv_device **list = ibv_get_device_list(&num);
-	ibv_context *ctx = nullptr;
-
-	if (!list)
-		return nullptr;
-	for (int i = 0; i < num; i++)
-		if (name == ibv_get_device_name(list[i]))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
 
 bool setup(side &s, const std::string &dev)
 {
