@@ -550,14 +550,19 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 	    mrc_psn_diff(c->snd_nxt, c->snd_una) >= c->cfg.window)
 		return 0;
 	k = mrc_pick_path(c, -1);
-	if (k < 0 || mrc_packetize(c, &psn))
+	if (k < 0)
+		return 0;
+	/* nothing was unacknowledged: the wait for progress starts */
+	if (c->snd_una == c->snd_nxt)
+		c->progress_ns = now;
+	if (mrc_packetize(c, &psn))
 		return 0;
 	*path = k;
 	return mrc_build_data(c, b, cap, psn, k, now);
 }
 
 /* Acknowledge one PSN (cumulatively or selectively). */
-static void mrc_ack_one(struct mrc_conn *c, u32 psn)
+static void mrc_ack_one(struct mrc_conn *c, u32 psn, u64 now)
 {
 	struct mrc_tx_pkt *t = mrc_txp(c, psn);
 	struct mrc_path *p = &c->path[t->path];
@@ -571,6 +576,7 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn)
 	}
 	t->state = MRC_TXP_ACKED;
 	c->tlp_out = 0;
+	c->progress_ns = now;		/* MR-FAIL-007 */
 	if (!p->any_acked || mrc_seq_before(p->largest_acked_seq, t->path_seq))
 		p->largest_acked_seq = t->path_seq;
 	p->any_acked = 1;
@@ -630,6 +636,8 @@ static void mrc_handle_rnr(struct mrc_conn *c, u32 nak_psn, u64 now)
 		}
 		c->rnr_until_ns = now + c->cfg.rnr_timer_ns;
 	}
+	/* the peer answered; its wait is not ours to count (MR-FAIL-007) */
+	c->progress_ns = c->rnr_until_ns;
 	for (psn = nak_psn; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
 		struct mrc_tx_pkt *u = mrc_txp(c, psn);
 		struct mrc_swqe *v = &c->sq[u->sq_idx];
@@ -720,7 +728,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 	}
 	if (!mrc_psn_before(cum, c->snd_una)) {
 		while (c->snd_una != cum) {
-			mrc_ack_one(c, c->snd_una);
+			mrc_ack_one(c, c->snd_una, now);
 			mrc_txp(c, c->snd_una)->state = MRC_TXP_FREE;
 			c->snd_una = mrc_psn_add(c->snd_una, 1);
 		}
@@ -736,7 +744,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 			continue;
 		for (psn = s; psn != e; psn = mrc_psn_add(psn, 1))
 			if (mrc_in_flight_psn(c, psn))
-				mrc_ack_one(c, psn);
+				mrc_ack_one(c, psn, now);
 	}
 	mrc_complete_sends(c);
 	if ((aflags & MR_ACK_F_DSACK) && syndrome == MR_ACK_OK)
@@ -1172,12 +1180,41 @@ static u64 mrc_rsp_deadline(const struct mrc_conn *c)
 	return from + (wait << shift);
 }
 
+/*
+ * Connection give-up bound (MR-FAIL-007): packets unacknowledged for
+ * max((retry_cnt + 1) x rto_ns, 2^path_fail_ptos PTOs of the slowest path)
+ * after the latest progress; U64_MAX while none is.
+ */
+static u64 mrc_give_up_deadline(const struct mrc_conn *c)
+{
+	u64 bound = (u64)(c->cfg.retry_cnt + 1) * c->cfg.rto_ns;
+	u32 i;
+
+	if (c->snd_una == c->snd_nxt)
+		return MRC_U64_MAX;
+	for (i = 0; i < c->cfg.num_paths; i++) {
+		struct mrc_path p = c->path[i];
+		u64 floor;
+
+		/* the PTO without backoff, times 2^path_fail_ptos (capped) */
+		p.pto_count = c->cfg.path_fail_ptos;
+		floor = mrc_pto(c, &p);
+		if (floor > bound)
+			bound = floor;
+	}
+	if (bound > MRC_U64_MAX - c->progress_ns)
+		return MRC_U64_MAX;
+	return c->progress_ns + bound;
+}
+
 u64 mrc_mr_deadline(const struct mrc_conn *c)
 {
-	u64 t = c->loss_time_ns;
+	u64 t = mrc_give_up_deadline(c);
 	u64 tlp = mrc_tlp_deadline(c);
 	u32 i;
 
+	if (c->loss_time_ns < t)
+		t = c->loss_time_ns;
 	if (tlp < t)
 		t = tlp;
 	if (mrc_rsp_waiting(c) && mrc_rsp_deadline(c) < t)
@@ -1205,6 +1242,11 @@ void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 		c->ack_now = 1;
 	if (c->in_error)
 		return;
+	if (mrc_give_up_deadline(c) <= now) {
+		c->st.give_ups++;
+		mrc_conn_fail(c, MRC_WC_RETRY_EXC_ERR, MRC_WC_WR_FLUSH_ERR);
+		return;
+	}
 	if (mrc_rsp_waiting(c) && mrc_rsp_deadline(c) <= now) {
 		/* retry_cnt + 1 silent waits: the peer is gone (MR-OPS-007) */
 		if (++c->rsp_waits > c->cfg.retry_cnt) {

@@ -228,6 +228,12 @@ struct mrc_conn {
 	 */
 	u64 rsp_wait_start_ns;
 	u32 rsp_waits;
+	/*
+	 * MR-FAIL-007: the latest progress (a newly acknowledged PSN, the
+	 * end of an RNR wait, or the first send after none was
+	 * unacknowledged); the give-up bound runs from it.
+	 */
+	u64 progress_ns;
 	struct mrc_tx_pkt txw[MRC_MAX_WINDOW];
 	struct mrc_swqe sq[MRC_SQ_RING];
 

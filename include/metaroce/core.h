@@ -136,7 +136,10 @@ struct mrc_config {
 	uint64_t max_ack_delay_ns; /* receiver's delayed-ACK bound */
 	uint64_t probe_interval_ns; /* probe period of a failed path */
 	uint64_t rnr_timer_ns;	/* wait after an RNR NAK */
-	uint64_t rto_ns;	/* ROCEV2 mode: fixed retransmission timeout */
+	uint64_t rto_ns;	/* IBTA local ACK timeout: ROCEV2 mode's fixed
+				 * retransmission timeout; METAROCE mode gives
+				 * up after retry_cnt + 1 of it without
+				 * progress (MR-FAIL-007) */
 	/* Added after the first release: zero means "off". */
 	uint32_t cc_flags;	/* MRC_CC_*; default MRC_CC_ECN */
 	uint32_t reserved0;	/* must be 0 */
@@ -279,6 +282,7 @@ struct mrc_conn_stats {
 	uint64_t sacks_received; /* ACKs accepted carrying SACK ranges */
 	uint64_t path_failures;	/* paths declared failed, all paths */
 	uint64_t path_recoveries; /* failed paths re-admitted, all paths */
+	uint64_t give_ups;	/* RETRY_EXC by the give-up bound (MR-FAIL-007) */
 };
 
 struct mrc_conn;

@@ -1024,6 +1024,140 @@ static void readmitted_path_keeps_its_packet_in_flight(void **state)
 	pair_free(f);
 }
 
+/*
+ * Every packet A sends is lost: the time A takes to fail with RETRY_EXC.
+ * Before the blackout a lossless exchange with one-way delay delay
+ * samples the RTT of every path (1 ms is like a loaded guest).
+ */
+static uint64_t blackout_time_to_fail(struct fx *f, uint64_t delay)
+{
+	uint64_t start;
+	int rounds = 0, i;
+
+	f->net.base_delay_ns = delay;
+	for (i = 0; i < 8; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	assert_int_equal(fx_run(f, 10ull * 1000000000), 0);
+	assert_int_equal(f->a.nstatus_err, 0);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	add_msg(&f->a, MRC_OP_SEND, 20);
+	post(f);
+	start = f->now;
+	while (!f->a.nstatus_err && rounds++ < 100000) {
+		while (take(f, &f->a).len)
+			;		/* the network eats everything */
+		fx_poll(&f->a);
+		if (!f->a.nstatus_err)
+			fire(f, &f->a);
+	}
+	assert_int_equal(f->a.nstatus_err, 2);
+	assert_int_equal(f->a.first_err_status, MRC_WC_RETRY_EXC_ERR);
+	assert_int_equal(cstats(&f->a).in_error, 1);
+	return f->now - start;
+}
+
+/* RFC 9002 PTO of a path without backoff. */
+static uint64_t base_pto(struct fx_ep *e, const struct mrc_config *cfg,
+			 unsigned int path)
+{
+	struct mrc_path_stats ps = pstats(e, path);
+	uint64_t var = 4 * ps.rttvar_ns;
+
+	if (var < cfg->granularity_ns)
+		var = cfg->granularity_ns;
+	return ps.srtt_ns + var + cfg->max_ack_delay_ns;
+}
+
+/*
+ * covers: MR-FAIL-007 MR-FAIL-004 MR-LOSS-009
+ * A dead peer is given up on (retry_cnt + 1) local ACK timeouts after the
+ * last progress: ibv_rc_pingpong's retry_cnt 7 and timeout 14 give
+ * 8 x 67.1 ms.  Without it the backed-off PTOs took 0.77 s here, and
+ * that grows with the paths' PTO (11.9 s in a loaded 6.12 guest).
+ */
+static void dead_peer_fails_after_the_give_up_bound(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	struct fx *f;
+	uint64_t t, bound = 8 * (4096ull << 14);
+	unsigned int i;
+
+	(void)state;
+	cfg.rto_ns = 4096ull << 14;
+	f = pair_new(&cfg);
+	t = blackout_time_to_fail(f, 1000000);
+	for (i = 0; i < cfg.num_paths; i++)
+		assert_true(8 * base_pto(&f->a, &cfg, i) < bound);
+	assert_int_equal(t, bound);
+	assert_int_equal(cstats(&f->a).path_failures, cfg.num_paths);
+	pair_free(f);
+}
+
+/*
+ * covers: MR-FAIL-007
+ * A short local ACK timeout does not undercut 2^path_fail_ptos PTOs of
+ * the slowest path: a slow path is not a dead peer.
+ */
+static void give_up_bound_has_a_pto_floor(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f;
+	uint64_t t, pto = 0;
+	unsigned int i;
+
+	(void)state;
+	cfg.rto_ns = 4096;		/* timeout 0 would be infinite in IBTA */
+	f = pair_new(&cfg);
+	t = blackout_time_to_fail(f, 50000);
+	for (i = 0; i < cfg.num_paths; i++)
+		if (base_pto(&f->a, &cfg, i) > pto)
+			pto = base_pto(&f->a, &cfg, i);
+	assert_true(8 * pto > 8 * cfg.rto_ns);
+	assert_int_equal(t, 8 * pto);		/* path_fail_ptos 3 */
+	pair_free(f);
+}
+
+/*
+ * covers: MR-FAIL-007 MR-FC-002
+ * An RNR NAK is progress that counts when its wait ends: a responder
+ * that is short of receives for longer than the bound is no dead peer.
+ */
+static void rnr_wait_longer_than_the_bound_is_not_a_dead_peer(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f;
+	struct pkt d, nak;
+	int i;
+
+	(void)state;
+	cfg.retry_cnt = 1;
+	cfg.rto_ns = 100000;			/* bound: 8 PTOs, < 2 ms */
+	cfg.rnr_timer_ns = 5000000;		/* 5 ms */
+	f = pair_new(&cfg);
+	f->b.recv_window = 0;
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	post(f);
+	for (i = 0; i < 3; i++) {
+		d = take(f, &f->a);
+		assert_true(d.len > 0);
+		assert_int_equal(give(f, &f->b, &d), 0);
+		nak = take(f, &f->b);
+		assert_int_equal(nak.b[33], MR_ACK_RNR);
+		assert_int_equal(give(f, &f->a, &nak), 0);
+		fire(f, &f->a);		/* the end of the RNR wait */
+		assert_int_equal(cstats(&f->a).in_error, 0);
+	}
+	f->b.recv_window = 8;
+	fx_post(f, &f->b);
+	d = take(f, &f->a);
+	assert_int_equal(give(f, &f->b, &d), 0);
+	flush_all(f);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.tx_done, 1);
+	assert_int_equal(f->a.nstatus_err, 0);
+	pair_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1054,6 +1188,9 @@ int main(void)
 		cmocka_unit_test(duplicate_of_a_single_transmission_is_not_spurious),
 		cmocka_unit_test(dead_path_losses_do_not_spend_retry_cnt),
 		cmocka_unit_test(deadlines_in_the_past_and_stale_timeouts),
+		cmocka_unit_test(dead_peer_fails_after_the_give_up_bound),
+		cmocka_unit_test(give_up_bound_has_a_pto_floor),
+		cmocka_unit_test(rnr_wait_longer_than_the_bound_is_not_a_dead_peer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
