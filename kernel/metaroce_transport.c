@@ -270,8 +270,12 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 	cfg->local_psn = a->sq_psn;
 	cfg->retry_cnt = a->retry_cnt;
 	cfg->rnr_retry = a->rnr_retry;
-	/* IBTA local ACK timeout 4.096 us * 2^timeout; 0 keeps the default. */
-	if (qp->mode == MRC_MODE_ROCEV2 && a->timeout)
+	/*
+	 * IBTA local ACK timeout 4.096 us * 2^timeout; 0 keeps the default.
+	 * RoCEv2 mode retransmits after it; MetaRoCE mode gives up after
+	 * retry_cnt + 1 of it without progress (MR-FAIL-007).
+	 */
+	if (a->timeout)
 		cfg->rto_ns = 4096ull << min_t(u8, a->timeout, 31);
 }
 

@@ -20,7 +20,8 @@ if(METAROCE_BUILD_PROVIDER)
 	list(APPEND _metaroce_kernel_tests transport)
 	# compliance: metaroce-compliance over UDP against the module.
 	list(APPEND _metaroce_kernel_tests compliance compliance_rocev2)
-	# planes: a device over two netdevs (metaroce-plane) and a plane cut.
+	# planes: a device over two netdevs (metaroce-plane), a plane cut
+	# and every plane cut (MR-FAIL-007).
 	list(APPEND _metaroce_kernel_tests planes)
 	# integrity: metaroce_integrity, every opcode, lossless and lossy.
 	list(APPEND _metaroce_kernel_tests integrity integrity_rocev2)

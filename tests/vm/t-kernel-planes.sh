@@ -15,6 +15,11 @@
 #     comes back: no error on either side, the plane took its paths out of
 #     service and put them back; after it returned it carries traffic
 #     again (a new pingpong; the transfer's own count is reported);
+#   - every plane cut (netem loss 100% on both links): the QPs fail with
+#     IBV_WC_RETRY_EXC_ERR (MR-FAIL-004: no path up; MR-FAIL-007: at the
+#     latest (retry_cnt + 1) local ACK timeouts, 8 x 67 ms for
+#     ibv_rc_pingpong's 7 and 14, or 8 PTOs if that is longer), and new
+#     QPs work once the links carry traffic again;
 #   - del removes the plane; resources are clean, the module unloads and
 #     dmesg is clean.
 set -euo pipefail
@@ -123,6 +128,34 @@ back_tx=$(count mr0 plane1_tx_packets)
 echo "plane 1 of mr0 after it came back: $((end_tx - up_tx)) packets in the transfer, $((back_tx - end_tx)) in a new one" |
 	tee -a "$RESULTS/results.txt"
 [ "$back_tx" -gt "$end_tx" ] || fail "plane 1 carried nothing after it came back"
+
+# covers: MR-FAIL-007
+step "every plane cut: IBV_WC_RETRY_EXC_ERR"
+# The timeouts only catch a hang (the give-up takes about half a second).
+ip netns exec mrb timeout 200 stdbuf -oL ibv_rc_pingpong -d mr1 -g "$gid" -s 4096 -n 100000 >srv-cut.txt 2>&1 &
+srv_pid=$!
+vm_wait_until 30 sh -c "ip netns exec mrb ss -ltn | grep -q ':18515 '" || fail "pingpong server did not start"
+ip netns exec mra timeout 120 stdbuf -oL ibv_rc_pingpong -d mr0 -g "$gid" -s 4096 -n 100000 10.88.0.2 >cli-cut.txt 2>&1 &
+cli_pid=$!
+# The out-of-band exchange runs over plane 0: cut after it, mid-transfer.
+vm_wait_until 90 grep -q 'remote address' cli-cut.txt || fail "pingpong did not connect"
+sleep 2
+for d in veth0 veth1; do
+	ip netns exec mra tc qdisc replace dev $d root netem loss 100%
+done
+cut_at=$(date +%s.%N)
+cli_rc=0; wait "$cli_pid" || cli_rc=$?
+echo "every plane cut: the client failed after $(awk -v a="$cut_at" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s" |
+	tee -a "$RESULTS/results.txt"
+# The server only waits for a message that cannot come: end it.
+kill "$srv_pid" 2>/dev/null || :
+wait "$srv_pid" || :
+cat cli-cut.txt
+[ "$cli_rc" != 0 ] || fail "pingpong survived every plane cut"
+grep -q 'retry counter exceeded (12)' cli-cut.txt || fail "no IBV_WC_RETRY_EXC_ERR completion"
+for d in veth0 veth1; do ip netns exec mra tc qdisc del dev $d root; done
+mr_peer pp-after tcp:18515 ibv_rc_pingpong -d @DEV@ -g "$gid" -s 4096 -n 50 --chk -- \
+	-d @DEV@ -g "$gid" -s 4096 -n 50 --chk "$server"
 
 step "del plane 1"
 plane mra del mr0 veth1
