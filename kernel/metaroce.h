@@ -32,10 +32,11 @@
  *   post_recv, modify_qp), from the UDP receive softirq and from the QP's
  *   soft hrtimer.  Packets built under qp->lock are transmitted after it
  *   is dropped.  cq->lock nests inside qp->lock.  Receive and timer paths
- *   find a QP or MR by number under RCU and take a reference
- *   (refcount_inc_not_zero); destroy/dereg remove the number first and
- *   then wait for the references to drain, so no callback ever sees a freed
- *   object.
+ *   find a QP or MR by number and take a reference (refcount_inc_not_zero);
+ *   destroy/dereg remove the number first and then wait for the references
+ *   to drain, so no callback ever sees a freed object.  A QP is looked up
+ *   under its xarray's lock (ib_core frees it right after destroy_qp), an
+ *   MR under RCU (dereg_mr frees it after a grace period).
  */
 #ifndef METAROCE_H
 #define METAROCE_H
@@ -155,6 +156,7 @@ struct metaroce_mr {
 	int access;			/* IB_ACCESS_* */
 	refcount_t refs;		/* lookups in flight + 1 while keyed */
 	struct completion released;
+	struct rcu_head rcu;		/* freed after lookups under RCU */
 };
 
 /* A completion queue: a ring of struct ib_wc (metaroce_cq.c). */

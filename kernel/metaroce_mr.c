@@ -205,7 +205,11 @@ int metaroce_dereg_mr(struct ib_mr *ib_mr, struct ib_udata *udata)
 	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 	atomic_dec(&to_mdev(ib_mr->device)->num_mr);
-	kfree(mr);
+	/*
+	 * A lookup may have loaded the pointer before xa_erase() and not yet
+	 * tried its refcount_inc_not_zero(): free only after its RCU section.
+	 */
+	kfree_rcu(mr, rcu);
 	return 0;
 }
 

@@ -39,18 +39,26 @@
 #define METAROCE_FIRST_QPN	16
 #define METAROCE_LAST_QPN	0xffffff
 
-static DEFINE_XARRAY_ALLOC(metaroce_qps);
+/*
+ * QPs by number.  Lookups take the xarray's lock (BH: the receive path
+ * and the QP timers run in softirq), not just RCU: ib_core frees the QP
+ * as soon as destroy_qp returns, without a grace period, so a reader must
+ * not hold a pointer it has no reference for once xa_erase_bh() returned.
+ * Under the lock an entry still in the array holds its "numbered"
+ * reference, so taking one cannot race with the last put.
+ */
+static DEFINE_XARRAY_FLAGS(metaroce_qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 static u32 metaroce_next_qpn;
 
 struct metaroce_qp *metaroce_qp_get(u32 qpn)
 {
 	struct metaroce_qp *qp;
 
-	rcu_read_lock();
+	xa_lock_bh(&metaroce_qps);
 	qp = xa_load(&metaroce_qps, qpn);
 	if (qp && !refcount_inc_not_zero(&qp->refs))
 		qp = NULL;
-	rcu_read_unlock();
+	xa_unlock_bh(&metaroce_qps);
 	return qp;
 }
 
@@ -63,11 +71,11 @@ struct metaroce_qp *metaroce_qp_get_next(unsigned long *qpn)
 {
 	struct metaroce_qp *qp;
 
-	rcu_read_lock();
+	xa_lock_bh(&metaroce_qps);
 	xa_for_each_start(&metaroce_qps, *qpn, qp, *qpn)
 		if (refcount_inc_not_zero(&qp->refs))
 			break;
-	rcu_read_unlock();
+	xa_unlock_bh(&metaroce_qps);
 	return qp;
 }
 
@@ -315,10 +323,10 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 		ib_qp->qp_num = 1;
 		qpn = 1;
 	} else {
-		err = xa_alloc_cyclic(&metaroce_qps, &qpn, qp,
-				      XA_LIMIT(METAROCE_FIRST_QPN,
-					       METAROCE_LAST_QPN),
-				      &metaroce_next_qpn, GFP_KERNEL);
+		err = xa_alloc_cyclic_bh(&metaroce_qps, &qpn, qp,
+					 XA_LIMIT(METAROCE_FIRST_QPN,
+						  METAROCE_LAST_QPN),
+					 &metaroce_next_qpn, GFP_KERNEL);
 		if (err < 0)
 			goto err_inline;
 		ib_qp->qp_num = qpn;
@@ -356,7 +364,7 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	if (ib_qp->qp_type == IB_QPT_GSI)
 		metaroce_gsi_del(qp);
 	else
-		xa_erase(&metaroce_qps, ib_qp->qp_num);
+		xa_erase_bh(&metaroce_qps, ib_qp->qp_num);
 	metaroce_qp_put(qp);
 	wait_for_completion(&qp->released);
 
