@@ -606,10 +606,15 @@ static int metaroce_query_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	return 0;
 }
 
-/* Validate the SGEs of a WR against the MRs of @pd (the QP's or SRQ's). */
+/*
+ * Validate the SGEs of a WR against the MRs of @pd (the QP's or SRQ's):
+ * -EINVAL if the message is too long, -EACCES (with *@length set) if an
+ * SGE's lkey does not name an MR of @pd with @access over its range.
+ */
 int metaroce_check_sges(struct ib_pd *pd, const struct ib_sge *sg,
 			int num_sge, int access, u32 *length)
 {
+	bool bad_key = false;
 	u64 total = 0;
 	int i;
 
@@ -617,18 +622,19 @@ int metaroce_check_sges(struct ib_pd *pd, const struct ib_sge *sg,
 		struct metaroce_mr *mr;
 
 		total += sg[i].length;
-		if (!sg[i].length)
+		if (!sg[i].length || bad_key)
 			continue;
 		mr = metaroce_mr_get(pd, sg[i].lkey, false, access,
 				     sg[i].addr, sg[i].length);
-		if (!mr)
-			return -EINVAL;
-		metaroce_mr_put(mr);
+		if (mr)
+			metaroce_mr_put(mr);
+		else
+			bad_key = true;
 	}
 	if (total > METAROCE_PORT_MAX_MSG_SZ)
 		return -EINVAL;
 	*length = total;
-	return 0;
+	return bad_key ? -EACCES : 0;
 }
 
 static void metaroce_copy_sges(struct metaroce_sge *dst,
@@ -677,6 +683,7 @@ static int metaroce_post_one_send(struct metaroce_qp *qp,
 	u8 inline_data[METAROCE_MAX_INLINE];
 	bool is_inline = wr->send_flags & IB_SEND_INLINE;
 	struct metaroce_swqe *wqe;
+	bool prot_err;
 	u32 length;
 	int err;
 
@@ -709,8 +716,15 @@ static int metaroce_post_one_send(struct metaroce_qp *qp,
 		err = metaroce_check_sges(qp->ib_qp.pd, wr->sg_list,
 					  wr->num_sge, to_local ? IB_ACCESS_LOCAL_WRITE : 0,
 					  &length);
-	if (err)
+	/*
+	 * IBTA: an lkey that does not cover an SGE is a local protection
+	 * error of the WR, reported in its completion when the QP reaches it
+	 * (metaroce_feed(); the QP then enters ERR), not by post_send.
+	 */
+	prot_err = err == -EACCES;
+	if (err && !prot_err)
 		return err;
+	err = 0;
 	if (to_local && wr->opcode != IB_WR_RDMA_READ && length != 8)
 		return -EINVAL;	/* an atomic's result is 8 bytes */
 
@@ -729,7 +743,7 @@ static int metaroce_post_one_send(struct metaroce_qp *qp,
 	wqe->length = length;
 	wqe->signaled = qp->sq_sig_all || (wr->send_flags & IB_SEND_SIGNALED);
 	wqe->done = false;
-	wqe->status = IB_WC_SUCCESS;
+	wqe->status = prot_err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	wqe->inline_data = is_inline;
 	wqe->remote_addr = 0;
 	wqe->rkey = 0;
@@ -825,7 +839,7 @@ static int metaroce_post_one_recv(struct metaroce_qp *qp,
 	err = metaroce_check_sges(qp->ib_qp.pd, wr->sg_list, wr->num_sge,
 				  IB_ACCESS_LOCAL_WRITE, &length);
 	if (err)
-		return err;
+		return -EINVAL;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_RESET) {

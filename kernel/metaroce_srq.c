@@ -142,7 +142,7 @@ static int metaroce_post_one_srq_recv(struct metaroce_srq *srq,
 	err = metaroce_check_sges(srq->ib_srq.pd, wr->sg_list, wr->num_sge,
 				  IB_ACCESS_LOCAL_WRITE, &length);
 	if (err)
-		return err;
+		return -EINVAL;
 
 	spin_lock_irqsave(&srq->lock, flags);
 	if (atomic_read(&srq->outstanding) == srq->rq.size) {

@@ -406,8 +406,12 @@ static bool metaroce_drain(struct metaroce_qp *qp)
 	return error;
 }
 
-/* Hand the core as many waiting WRs as it has room for. */
-static void metaroce_feed(struct metaroce_qp *qp, u64 now)
+/*
+ * Hand the core as many waiting WRs as it has room for.  Returns true when
+ * a WR posted with a local protection error (metaroce_post_one_send) was
+ * reached: it completed, in order, with that status and the QP must fail.
+ */
+static bool metaroce_feed(struct metaroce_qp *qp, u64 now)
 {
 	if (qp->srq)
 		metaroce_srq_take(qp);
@@ -420,7 +424,7 @@ static void metaroce_feed(struct metaroce_qp *qp, u64 now)
 		qp->rq.fed++;
 	}
 	if (qp->state != IB_QPS_RTS)
-		return;
+		return false;
 	while (qp->sq.fed != qp->sq.head) {
 		struct metaroce_swqe *wqe =
 			metaroce_wq_entry(&qp->sq, qp->sq.fed);
@@ -435,10 +439,20 @@ static void metaroce_feed(struct metaroce_qp *qp, u64 now)
 			.swap = wqe->swap,
 		};
 
+		if (wqe->status != IB_WC_SUCCESS) {
+			/* Its turn comes once everything before it completed. */
+			if (qp->sq.tail != qp->sq.fed)
+				break;
+			wqe->done = true;
+			qp->sq.fed++;
+			metaroce_sq_advance(qp);
+			return true;
+		}
 		if (mrc_post_send(qp->conn, &swr, now))
 			break;
 		qp->sq.fed++;
 	}
+	return false;
 }
 
 /*
@@ -533,7 +547,10 @@ void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
 		metaroce_qp_flush(qp);
 		return;
 	}
-	metaroce_feed(qp, now);
+	if (metaroce_feed(qp, now)) {
+		metaroce_qp_flush(qp);
+		return;
+	}
 
 	while (budget--) {
 		struct sk_buff *skb = qp->spare_skb;

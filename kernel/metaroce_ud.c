@@ -362,7 +362,7 @@ int metaroce_ud_post_send(struct metaroce_qp *qp, const struct ib_send_wr *wr)
 		err = metaroce_check_sges(qp->ib_qp.pd, wr->sg_list, wr->num_sge, 0,
 					  &length);
 	if (err)
-		return err;
+		return -EINVAL;
 	if (length > metaroce_ud_max_msg(qp))
 		return -EMSGSIZE;
 
