@@ -42,3 +42,20 @@ foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)
 			FIXTURES_REQUIRED vm_kernels)
 	endforeach()
 endforeach()
+
+# hostile: hostile packets against a live device, isolation and the
+# negative verbs cases (t-kernel-hostile.sh, issues 5 and 10).  On the
+# first kernel only: what it exercises (the module's receive path, key and
+# access checks, posting rules) is the same module code on every kernel,
+# and the kernel-specific glue is covered on both by the tests above.
+if(METAROCE_BUILD_PROVIDER AND METAROCE_KERNEL_RELEASES)
+	list(GET METAROCE_KERNEL_RELEASES 0 _kver)
+	add_test(NAME vm_kernel_hostile_${_kver}
+		COMMAND ${PROJECT_SOURCE_DIR}/tests/vm/vmtest.sh
+			--kernel ${_kver} --timeout 500 --
+			${PROJECT_SOURCE_DIR}/tests/vm/t-kernel-hostile.sh
+			${CMAKE_BINARY_DIR})
+	set_tests_properties(vm_kernel_hostile_${_kver} PROPERTIES
+		LABELS vm TIMEOUT 600
+		FIXTURES_REQUIRED vm_kernels)
+endif()
