@@ -531,26 +531,15 @@ static bool metaroce_qp_active(const struct metaroce_qp *qp)
 	       (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS);
 }
 
-/* See the top of the file.  qp->lock held. */
-void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
+/*
+ * Pull up to @budget packets the core has to send onto @out.  Returns
+ * the budget left (-1: the core had more), or -EIO after a core failure
+ * that made the QP fatal.
+ */
+static int metaroce_pull(struct metaroce_qp *qp, struct sk_buff_head *out,
+			 u64 now, int budget)
 {
 	u32 cap = MRC_MAX_PKT_LEN(ib_mtu_enum_to_int(qp->attr.path_mtu));
-	u64 now = ktime_get_ns(), deadline;
-	int budget = METAROCE_RUN_BUDGET;
-
-	lockdep_assert_held(&qp->lock);
-	if (!metaroce_qp_active(qp))
-		return;
-
-	if (metaroce_drain(qp)) {
-		/* IBTA: a completion in error moves the QP to ERR. */
-		metaroce_qp_flush(qp);
-		return;
-	}
-	if (metaroce_feed(qp, now)) {
-		metaroce_qp_flush(qp);
-		return;
-	}
 
 	while (budget--) {
 		struct sk_buff *skb = qp->spare_skb;
@@ -571,14 +560,45 @@ void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
 			break;
 		if (len < 0) {
 			metaroce_qp_fatal(qp);
-			return;
+			return -EIO;
 		}
 		qp->spare_skb = NULL;
 		skb_put(skb, len);
 		METAROCE_SKB_CB(skb)->path = path;
 		__skb_queue_tail(out, skb);
 	}
+	return budget;
+}
 
+/* See the top of the file.  qp->lock held. */
+void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
+{
+	u64 now = ktime_get_ns(), deadline;
+	int budget;
+
+	lockdep_assert_held(&qp->lock);
+	if (!metaroce_qp_active(qp))
+		return;
+
+	if (metaroce_drain(qp)) {
+		/*
+		 * IBTA: a completion in error moves the QP to ERR.  The
+		 * core's last packets leave first: a responder's failure
+		 * comes with the NAK that tells the requester why
+		 * (MR-FC-003 length error, remote access error).
+		 */
+		if (metaroce_pull(qp, out, now, METAROCE_RUN_BUDGET) != -EIO)
+			metaroce_qp_flush(qp);
+		return;
+	}
+	if (metaroce_feed(qp, now)) {
+		metaroce_qp_flush(qp);
+		return;
+	}
+
+	budget = metaroce_pull(qp, out, now, METAROCE_RUN_BUDGET);
+	if (budget == -EIO)
+		return;
 	deadline = mrc_next_deadline(qp->conn);
 	/*
 	 * A run that used its whole budget may leave packets the window

@@ -13,8 +13,6 @@
 # the known deviations below, which are reported; the JSON report goes to
 # the results directory.  Known deviations of the module (measured on 6.1,
 # see tools/compliance/README.md):
-#   send-too-long          no syndrome-3 (invalid request) ACK for a SEND
-#                          longer than its receive within answer_ns
 #   selective-retx         the hole was retransmitted on the path it was
 #                          lost on (the 100 us core timers vs the suite's
 #                          ms reaction under TCG: a PTO resent it first)
@@ -28,7 +26,7 @@ set -euo pipefail
 build=$(realpath -e "${1:?usage: $0 BUILD_DIR [MODE]}")
 mode=${2:-metaroce}
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
-known="send-too-long selective-retx send-completes-on-ack"
+known="selective-retx send-completes-on-ack"
 
 suite=$build/tools/compliance/metaroce-compliance
 helper=$build/tests/progs/metaroce_compliance_dut
