@@ -121,6 +121,11 @@ struct metaroce_dev {
 	struct metaroce_sock *sock;	/* UDP socket of the netdev's netns */
 	/* Wire mode of RC QPs created without one (sysfs default_transport). */
 	enum mrc_mode default_mode;
+	/*
+	 * RTT a MetaRoCE-mode QP assumes on each path before its first sample
+	 * (sysfs initial_rtt_ns; the core's default at creation).
+	 */
+	u64 initial_rtt_ns;
 	atomic_t num_mr;
 	atomic_t num_cq;
 	atomic_t num_qp;

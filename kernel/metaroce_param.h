@@ -44,6 +44,10 @@
  */
 #define METAROCE_CC_DELAY_TARGET_NS	(100 * NSEC_PER_USEC)
 
+/* Bounds of the sysfs attribute initial_rtt_ns: 1 us .. 10 s. */
+#define METAROCE_INITIAL_RTT_MIN_NS	1000ull
+#define METAROCE_INITIAL_RTT_MAX_NS	10000000000ull
+
 /* Port attributes (struct ib_port_attr, struct ib_port_immutable). */
 #define METAROCE_PORT			1		/* the only port */
 #define METAROCE_PORT_GID_TBL_LEN	1024

@@ -265,6 +265,7 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 		if (cfg->cc_flags & MRC_CC_DELAY)
 			cfg->target_delay_ns = METAROCE_CC_DELAY_TARGET_NS;
 	}
+	cfg->initial_rtt_ns = READ_ONCE(qp->mdev->initial_rtt_ns);
 	if (!rts)
 		return;
 	cfg->local_psn = a->sq_psn;

@@ -266,9 +266,45 @@ static ssize_t default_transport_store(struct device *device,
 }
 static DEVICE_ATTR_RW(default_transport);
 
+/*
+ * /sys/class/infiniband/<dev>/initial_rtt_ns: the RTT the MetaRoCE-mode
+ * QPs connected from now on assume on every path before its first sample
+ * (struct mrc_config.initial_rtt_ns: the PTO and tail-loss-probe timers
+ * of an unsampled path, MR-LOSS-006/010, MR-FAIL-005).  A peer known to
+ * answer slowly (a compliance suite in an emulated guest) sets it so that
+ * those timers do not fire before its first answer can arrive.
+ */
+static ssize_t initial_rtt_ns_show(struct device *device,
+				   struct device_attribute *attr, char *buf)
+{
+	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
+							      struct metaroce_dev,
+							      ib_dev);
+
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(mdev->initial_rtt_ns));
+}
+
+static ssize_t initial_rtt_ns_store(struct device *device,
+				    struct device_attribute *attr,
+				    const char *buf, size_t count)
+{
+	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
+							      struct metaroce_dev,
+							      ib_dev);
+	u64 v;
+
+	if (kstrtou64(buf, 0, &v) || v < METAROCE_INITIAL_RTT_MIN_NS ||
+	    v > METAROCE_INITIAL_RTT_MAX_NS)
+		return -EINVAL;
+	WRITE_ONCE(mdev->initial_rtt_ns, v);
+	return count;
+}
+static DEVICE_ATTR_RW(initial_rtt_ns);
+
 static struct attribute *metaroce_dev_attrs[] = {
 	&dev_attr_metaroce_abi_version.attr,
 	&dev_attr_default_transport.attr,
+	&dev_attr_initial_rtt_ns.attr,
 	NULL
 };
 
@@ -308,6 +344,7 @@ static const struct ib_device_ops metaroce_dev_ops = {
 int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 {
 	struct metaroce_dev *mdev;
+	struct mrc_config cfg;
 	struct ib_device *ib_dev;
 	int err = 0;
 
@@ -322,6 +359,8 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	mdev->ndev = ndev;
 	mdev->port_event_state = metaroce_port_state(ndev);
 	mdev->default_mode = metaroce_transport_mode;
+	mrc_config_default(&cfg, MRC_MODE_METAROCE);
+	mdev->initial_rtt_ns = cfg.initial_rtt_ns;
 
 	ib_dev->node_type = RDMA_NODE_IB_CA;
 	ib_dev->phys_port_cnt = 1;
