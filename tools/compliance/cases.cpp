@@ -1131,13 +1131,19 @@ Result failover_run(Peer &pr, bool want_probe)
 		return na("DUT cannot post a SEND");
 	Receiver rv{pr, {}};
 	bool done = false, probed = false;
-	// After the first message, more long ones keep path 0 busy with
-	// packets that are not a tail (a tail loss probe would rescue those
-	// before a PTO) until its PTOs declare it failed (MR-FAIL-001).
+	// After the first message, long ones, more PSNs than the window at a
+	// time: the DUT always has data the window does not let it send yet,
+	// so it has no tail to probe (a tail loss probe, MR-LOSS-010, would
+	// rescue path 0's packets before its PTO when the DUT's initial RTT is
+	// long) and only path 0's own PTOs recover what it sends there, until
+	// they declare the path failed (MR-FAIL-001).
+	uint32_t per = std::min(std::max(32u, pr.info.window / 2 + 1),
+				(pr.info.mr_len - send_base) / pr.info.mtu);
 	unsigned more = 0, more_done = 0;
 	for (unsigned round = 0; round < 400 && !(done && (probed || !want_probe)); round++) {
-		if (done && want_probe && more < 16 && more == more_done)
-			pr.dut.post_send(2 + more++, op_send, send_base, 32 * pr.info.mtu, 0, 0);
+		while (done && want_probe && more < 16 &&
+		       (more - more_done) * per <= pr.info.window)
+			pr.dut.post_send(2 + more++, op_send, send_base, per * pr.info.mtu, 0, 0);
 		std::vector<RxPkt> rx = pr.dut.collect(pr.info.timer_ns / 10);
 		for (const auto &r : rx) {
 			Parsed p = parse(r.bytes);
