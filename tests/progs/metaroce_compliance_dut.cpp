@@ -8,24 +8,31 @@
 // ordinary RC QP and a 1 MiB MR on DEVICE, connected to the suite's QPN,
 // PSN and IPv4 address (RoCE v2 GID), in RTS.  The device's wire mode is
 // the module's (default_transport): an open for the other mode fails.
-// Counters are the device's hw_counters (rx_wrong_qpn is rx_no_qp).
+// Counters are the device's hw_counters (rx_wrong_qpn is rx_no_qp).  The
+// suite's rtt_ns becomes the device's initial_rtt_ns (sysfs) for the QP
+// (at least the device's own value), so that the module's PTO and tail
+// loss probe do not fire before the suite can answer.  The protocol's
+// parser is the suite's (tools/compliance/dut_helper.hpp).
+#include "dut_helper.hpp"
+
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <infiniband/verbs.h>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
+
+using namespace mrcomp;
 
 namespace {
 
 constexpr uint32_t mr_len = 1 << 20;
 constexpr uint32_t sq_psn = 0x000200;
 
-struct Helper {
+struct Verbs final : HelperBackend {
 	std::string dev_name;
 	ibv_context *ctx = nullptr;
 	ibv_pd *pd = nullptr;
@@ -34,12 +41,7 @@ struct Helper {
 	ibv_qp *qp = nullptr;
 	std::vector<uint8_t> buf = std::vector<uint8_t>(mr_len);
 	int gid_index = -1;
-
-	static void reply(const std::string &s)
-	{
-		printf("%s\n", s.c_str());
-		fflush(stdout);
-	}
+	uint64_t initial_rtt_ns = 0;	// the device's own; 0: no such attribute
 
 	std::string sysfs(const std::string &rel)
 	{
@@ -49,7 +51,15 @@ struct Helper {
 		return s;
 	}
 
-	void teardown()
+	bool set_sysfs(const std::string &rel, const std::string &v)
+	{
+		std::ofstream f("/sys/class/infiniband/" + dev_name + "/" + rel);
+		f << v << "\n";
+		f.flush();
+		return bool(f);
+	}
+
+	void close() override
 	{
 		if (qp)
 			ibv_destroy_qp(qp);
@@ -77,18 +87,32 @@ struct Helper {
 		return false;
 	}
 
-	std::string open_qp(std::map<std::string, std::string> &kv)
+	std::string open(const HelperOpen &o, HelperQp *q) override
+	{
+		std::string r = open_qp(o, q);
+		if (!r.empty())
+			close();
+		return r;
+	}
+
+	std::string open_qp(const HelperOpen &o, HelperQp *q)
 	{
 		std::ifstream pf("/sys/module/rdma_metaroce/parameters/default_transport");
 		std::string module_mode;
 		std::getline(pf, module_mode);
-		if (!module_mode.empty() && kv["mode"] != module_mode)
-			return "err the module runs default_transport=" + module_mode;
+		bool rocev2 = o.mode == Mode::rocev2;
+		if (!module_mode.empty() && module_mode != (rocev2 ? "rocev2" : "metaroce"))
+			return "the module runs default_transport=" + module_mode;
 		if (gid_index < 0 && !find_gid())
-			return "err no IPv4-mapped GID on " + dev_name;
+			return "no IPv4-mapped GID on " + dev_name;
 		in_addr peer{};
-		if (inet_pton(AF_INET, kv["peer_addr"].c_str(), &peer) != 1)
-			return "err bad peer_addr";
+		if (inet_pton(AF_INET, o.peer_addr.c_str(), &peer) != 1)
+			return "bad peer_addr";
+		// Read when the connection starts (INIT->RTR below).
+		if (initial_rtt_ns &&
+		    !set_sysfs("initial_rtt_ns",
+			       std::to_string(std::max(initial_rtt_ns, o.rtt_ns))))
+			return "cannot set initial_rtt_ns";
 		pd = ibv_alloc_pd(ctx);
 		memset(buf.data(), 0, buf.size());
 		mr = pd ? ibv_reg_mr(pd, buf.data(), mr_len,
@@ -96,7 +120,7 @@ struct Helper {
 				     IBV_ACCESS_REMOTE_READ) : nullptr;
 		cq = ibv_create_cq(ctx, 512, nullptr, nullptr, 0);
 		if (!mr || !cq)
-			return "err PD/MR/CQ";
+			return "PD/MR/CQ";
 		ibv_qp_init_attr ia{};
 		ia.send_cq = cq;
 		ia.recv_cq = cq;
@@ -107,19 +131,19 @@ struct Helper {
 		ia.cap.max_recv_sge = 1;
 		qp = ibv_create_qp(pd, &ia);
 		if (!qp)
-			return "err ibv_create_qp";
+			return "ibv_create_qp";
 		ibv_qp_attr a{};
 		a.qp_state = IBV_QPS_INIT;
 		a.port_num = 1;
 		a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 		if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-			return "err INIT";
+			return "INIT";
 		a = {};
 		a.qp_state = IBV_QPS_RTR;
 		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = std::stoul(kv["peer_qpn"], nullptr, 0);
-		a.rq_psn = std::stoul(kv["peer_psn"], nullptr, 0);
+		a.dest_qp_num = o.peer_qpn;
+		a.rq_psn = o.peer_psn;
 		a.max_dest_rd_atomic = 1;
 		a.min_rnr_timer = 1;
 		a.ah_attr.is_global = 1;
@@ -132,7 +156,7 @@ struct Helper {
 		if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-			return "err RTR";
+			return "RTR";
 		a = {};
 		a.qp_state = IBV_QPS_RTS;
 		a.sq_psn = sq_psn;
@@ -143,90 +167,78 @@ struct Helper {
 		if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				  IBV_QP_MAX_QP_RD_ATOMIC))
-			return "err RTS";
-		bool rocev2 = kv["mode"] == "rocev2";
-		std::ostringstream o;
-		o << "ok qpn=" << qp->qp_num << " psn=" << sq_psn << " rkey=" << mr->rkey
-		  << " addr=" << reinterpret_cast<uintptr_t>(buf.data())
-		  << " mr_len=" << mr_len << " mtu=1024 paths=" << (rocev2 ? 1 : 4)
-		  << " window=128 retry_cnt=7";
+			return "RTS";
+		DutInfo &i = q->info;
+		i.qpn = qp->qp_num;
+		i.psn = sq_psn;
+		i.rkey = mr->rkey;
+		i.addr = reinterpret_cast<uintptr_t>(buf.data());
+		i.mr_len = mr_len;
+		i.mtu = 1024;
+		i.num_paths = rocev2 ? 1 : 4;
+		i.window = 128;
+		i.retry_cnt = 7;
 		// rdma_metaroce.ko: path p leaves from UDP source port base + p.
 		if (!rocev2)
-			o << " sport_base=" << (0xc000 + ((qp->qp_num * 16) & 0x3fff));
-		return o.str();
+			q->sport_base = 0xc000 + ((qp->qp_num * 16) & 0x3fff);
+		return {};
 	}
 
-	void command(const std::string &line)
+	std::string post_recv(uint64_t wr_id, uint32_t off, uint32_t len) override
 	{
-		std::istringstream in(line);
-		std::string cmd;
-		in >> cmd;
-		unsigned long long a = 0, b = 0, c = 0, d = 0, e = 0, f = 0;
-		if (cmd == "open") {
-			std::map<std::string, std::string> kv;
-			std::string tok;
-			while (in >> tok)
-				if (auto eq = tok.find('='); eq != std::string::npos)
-					kv[tok.substr(0, eq)] = tok.substr(eq + 1);
-			teardown();
-			std::string r = open_qp(kv);
-			if (r.rfind("ok", 0) != 0)
-				teardown();
-			reply(r);
-		} else if (cmd == "close") {
-			teardown();
-			reply("ok");
-		} else if (!qp) {
-			reply("err no QP");
-		} else if (cmd == "recv" && (in >> a >> b >> c) && b + c <= mr_len) {
-			ibv_sge sge{reinterpret_cast<uintptr_t>(&buf[b]), uint32_t(c), mr->lkey};
-			ibv_recv_wr wr{}, *bad;
-			wr.wr_id = a;
-			wr.sg_list = &sge;
-			wr.num_sge = 1;
-			reply(ibv_post_recv(qp, &wr, &bad) ? "err ibv_post_recv" : "ok");
-		} else if (cmd == "send" && (in >> a >> b >> c >> d >> e >> f) &&
-			   c + d <= mr_len && b <= 1) {
-			ibv_sge sge{reinterpret_cast<uintptr_t>(&buf[c]), uint32_t(d), mr->lkey};
-			ibv_send_wr wr{}, *bad;
-			wr.wr_id = a;
-			wr.sg_list = &sge;
-			wr.num_sge = 1;
-			wr.opcode = b == 0 ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
-			wr.send_flags = IBV_SEND_SIGNALED;
-			wr.wr.rdma.rkey = e;
-			wr.wr.rdma.remote_addr = f;
-			reply(ibv_post_send(qp, &wr, &bad) ? "err ibv_post_send" : "ok");
-		} else if (cmd == "poll") {
-			ibv_wc wc[16];
-			int n;
-			while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
-				for (int i = 0; i < n; i++) {
-					unsigned op = wc[i].status != IBV_WC_SUCCESS ? 0 :
-						      wc[i].opcode == IBV_WC_RDMA_WRITE ? 1 :
-						      wc[i].opcode & IBV_WC_RECV ? 2 : 0;
-					if (wc[i].status != IBV_WC_SUCCESS && wc[i].wr_id >= 100)
-						op = 2;	// the suite's receive WR ids
-					printf("wc %llu %u %u %u\n", (unsigned long long)wc[i].wr_id,
-					       wc[i].status, op, wc[i].byte_len);
-				}
-			reply("ok");
-		} else if (cmd == "mem" && (in >> a >> b) && a + b <= mr_len) {
-			std::string hex;
-			char x[3];
-			for (uint64_t i = a; i < a + b; i++) {
-				snprintf(x, sizeof(x), "%02x", buf[i]);
-				hex += x;
+		ibv_sge sge{reinterpret_cast<uintptr_t>(&buf[off]), len, mr->lkey};
+		ibv_recv_wr wr{}, *bad;
+		wr.wr_id = wr_id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		return ibv_post_recv(qp, &wr, &bad) ? "ibv_post_recv" : "";
+	}
+
+	std::string post_send(uint64_t wr_id, uint32_t op, uint32_t off,
+			      uint32_t len, uint32_t rkey, uint64_t raddr) override
+	{
+		ibv_sge sge{reinterpret_cast<uintptr_t>(&buf[off]), len, mr->lkey};
+		ibv_send_wr wr{}, *bad;
+		wr.wr_id = wr_id;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = op == 0 ? IBV_WR_SEND : IBV_WR_RDMA_WRITE;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.rkey = rkey;
+		wr.wr.rdma.remote_addr = raddr;
+		return ibv_post_send(qp, &wr, &bad) ? "ibv_post_send" : "";
+	}
+
+	std::vector<Completion> poll() override
+	{
+		std::vector<Completion> out;
+		ibv_wc wc[16];
+		int n;
+		while ((n = ibv_poll_cq(cq, 16, wc)) > 0)
+			for (int i = 0; i < n; i++) {
+				uint8_t op = wc[i].status != IBV_WC_SUCCESS ? 0 :
+					     wc[i].opcode == IBV_WC_RDMA_WRITE ? 1 :
+					     wc[i].opcode & IBV_WC_RECV ? 2 : 0;
+				if (wc[i].status != IBV_WC_SUCCESS && wc[i].wr_id >= 100)
+					op = 2;	// the suite's receive WR ids
+				out.push_back({wc[i].wr_id, wc[i].byte_len, op,
+					       static_cast<uint8_t>(wc[i].status)});
 			}
-			reply("ok " + hex);
-		} else if (cmd == "counter" && (in >> cmd)) {
-			if (cmd == "rx_wrong_qpn")
-				cmd = "rx_no_qp";
-			std::string v = sysfs("ports/1/hw_counters/" + cmd);
-			reply(v.empty() ? "err no such counter" : "ok " + v);
-		} else {
-			reply("err bad command");
-		}
+		return out;
+	}
+
+	std::optional<Bytes> read_mem(uint32_t off, uint32_t len) override
+	{
+		return Bytes(buf.begin() + off, buf.begin() + off + len);
+	}
+
+	std::optional<uint64_t> counter(const std::string &name) override
+	{
+		std::string v = sysfs("ports/1/hw_counters/" +
+				      (name == "rx_wrong_qpn" ? std::string("rx_no_qp") : name));
+		if (v.empty())
+			return std::nullopt;
+		return strtoull(v.c_str(), nullptr, 10);
 	}
 };
 
@@ -238,25 +250,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: metaroce_compliance_dut DEVICE\n");
 		return 2;
 	}
-	Helper h;
-	h.dev_name = argv[1];
+	Verbs b;
+	b.dev_name = argv[1];
 	int n = 0;
 	ibv_device **list = ibv_get_device_list(&n);
 	for (int i = 0; list && i < n; i++)
-		if (h.dev_name == ibv_get_device_name(list[i]))
-			h.ctx = ibv_open_device(list[i]);
+		if (b.dev_name == ibv_get_device_name(list[i]))
+			b.ctx = ibv_open_device(list[i]);
 	if (list)
 		ibv_free_device_list(list);
-	if (!h.ctx) {
+	if (!b.ctx) {
 		fprintf(stderr, "metaroce_compliance_dut: cannot open %s\n", argv[1]);
 		return 1;
 	}
-	char line[4096];
-	while (fgets(line, sizeof(line), stdin)) {
-		line[strcspn(line, "\n")] = 0;
-		h.command(line);
+	std::string rtt = b.sysfs("initial_rtt_ns");
+	b.initial_rtt_ns = strtoull(rtt.c_str(), nullptr, 10);
+	{
+		HelperServer server(b);
+		server.run(stdin, stdout);
 	}
-	h.teardown();
-	ibv_close_device(h.ctx);
+	if (b.initial_rtt_ns)
+		b.set_sysfs("initial_rtt_ns", rtt);
+	ibv_close_device(b.ctx);
 	return 0;
 }

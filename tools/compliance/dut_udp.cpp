@@ -5,6 +5,7 @@
 // work, reports completions, memory and counters; the suite crafts and
 // observes the packets itself on a UDP socket.
 #include "compliance.hpp"
+#include "dut_helper.hpp"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -12,7 +13,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sstream>
@@ -24,6 +24,11 @@ namespace mrcomp {
 namespace {
 
 constexpr uint16_t metaroce_port = 4793, rocev2_port = 4791;
+// Waits when the helper reports none (README.md).
+constexpr uint64_t default_answer_ns = 50000000, default_timer_ns = 300000000;
+// How long the suite may take to answer a DUT packet over a socket, the
+// helper's rtt_ns: as long as it waits for the DUT's immediate answers.
+constexpr uint64_t suite_rtt_ns = default_answer_ns;
 
 uint64_t mono_ns()
 {
@@ -96,30 +101,26 @@ public:
 			close();
 			return false;
 		}
-		std::ostringstream o;
-		o << "open mode=" << (s.mode == Mode::rocev2 ? "rocev2" : "metaroce")
-		  << " paths=" << s.num_paths << " peer_qpn=" << s.peer_qpn
-		  << " peer_psn=" << s.peer_psn << " peer_addr=" << local_;
-		std::map<std::string, uint64_t> kv;
+		HelperOpen o;
+		o.mode = s.mode;
+		o.paths = s.num_paths;
+		o.peer_qpn = s.peer_qpn;
+		o.peer_psn = s.peer_psn;
+		o.peer_addr = local_;
+		o.rtt_ns = suite_rtt_ns;
+		HelperQp q;
 		std::string reply;
-		if (!call(o.str(), &reply) || !parse_kv(reply, &kv)) {
+		if (!call(format_open(o), &reply) || !parse_qp(reply, &q)) {
 			*err = reply;
 			close();
 			return false;
 		}
-		*info = DutInfo{};
-		info->qpn = kv["qpn"];
-		info->psn = kv["psn"];
-		info->rkey = kv["rkey"];
-		info->addr = kv["addr"];
-		info->mr_len = kv["mr_len"];
-		info->mtu = kv["mtu"];
-		info->num_paths = kv.count("paths") ? kv["paths"] : 1;
-		info->window = kv["window"];
-		info->retry_cnt = kv["retry_cnt"];
-		info->answer_ns = kv.count("answer_ns") ? kv["answer_ns"] : 50000000;
-		info->timer_ns = kv.count("timer_ns") ? kv["timer_ns"] : 300000000;
-		sport_base_ = kv.count("sport_base") ? kv["sport_base"] : 0;
+		*info = q.info;
+		if (!info->answer_ns)
+			info->answer_ns = default_answer_ns;
+		if (!info->timer_ns)
+			info->timer_ns = default_timer_ns;
+		sport_base_ = q.sport_base;
 		num_paths_ = info->num_paths;
 		rocev2_ = s.mode == Mode::rocev2;
 		dut_.sin_family = AF_INET;
@@ -197,14 +198,9 @@ public:
 		std::string line;
 		if (!send_line("poll"))
 			return out;
-		while (read_line(&line)) {
-			unsigned long long id, st, op, bl;
-			if (sscanf(line.c_str(), "wc %lli %lli %lli %lli", &id, &st, &op, &bl) == 4)
-				out.push_back({id, static_cast<uint32_t>(bl),
-					       static_cast<uint8_t>(op), static_cast<uint8_t>(st)});
-			else
-				break;	// "ok" or "err"
-		}
+		Completion c;
+		while (read_line(&line) && parse_wc(line, &c))
+			out.push_back(c);	// until "ok" or "err"
 		return out;
 	}
 
@@ -268,19 +264,6 @@ private:
 		}
 		*rest = l.rfind("err", 0) == 0 && l.size() > 4 ? l.substr(4) : l;
 		return false;
-	}
-
-	static bool parse_kv(const std::string &s, std::map<std::string, uint64_t> *kv)
-	{
-		std::istringstream in(s);
-		std::string tok;
-		while (in >> tok) {
-			auto eq = tok.find('=');
-			if (eq == std::string::npos)
-				return false;
-			(*kv)[tok.substr(0, eq)] = std::stoull(tok.substr(eq + 1), nullptr, 0);
-		}
-		return kv->count("qpn") && kv->count("mtu");
 	}
 
 	pid_t pid_ = -1;
