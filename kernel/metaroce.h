@@ -53,6 +53,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include <metaroce/core.h>
+#include <uapi/rdma/ib_user_verbs.h>
+#include <uapi/rdma/metaroce-abi.h>
 #include <uapi/rdma/metaroce-netlink.h>
 
 struct metaroce_sock;
@@ -164,14 +166,23 @@ struct metaroce_mr {
 	struct rcu_head rcu;		/* freed after lookups under RCU */
 };
 
-/* A completion queue: a ring of struct ib_wc (metaroce_cq.c). */
+/*
+ * A completion queue (metaroce_cq.c): a kernel ring of struct ib_wc, or,
+ * for a process that asked for it, a ring of struct ib_uverbs_wc mapped
+ * into it (metaroce-abi.h, "Mapped rings").
+ */
 struct metaroce_cq {
 	struct ib_cq ib_cq;
 	spinlock_t lock;		/* ring, notify, overflow */
-	struct ib_wc *ring;
-	u32 size;			/* entries, ib_cq.cqe + 1 */
+	struct ib_wc *ring;		/* kernel ring, or NULL */
+	u32 size;			/* entries */
 	u32 head;			/* next to poll */
 	u32 count;			/* entries queued */
+	/* Mapped ring: the shared header, its entries, and its mapping. */
+	struct metaroce_ring_hdr *uhdr;
+	struct ib_uverbs_wc *uring;
+	struct metaroce_mmap *umap;
+	u32 uprod;			/* ours; never read from uhdr */
 	u8 notify;			/* IB_CQ_SOLICITED / IB_CQ_NEXT_COMP / 0 */
 	bool overflowed;		/* IB_EVENT_CQ_ERR delivered */
 };
@@ -366,6 +377,13 @@ void metaroce_dev_list_del(struct metaroce_dev *mdev);
 
 /* metaroce_verbs.c */
 int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev);
+struct metaroce_mmap;
+void *metaroce_mmap_create(struct ib_udata *udata, size_t size,
+			   struct metaroce_mmap **out);
+u64 metaroce_mmap_offset(const struct metaroce_mmap *m);
+u64 metaroce_mmap_length(const struct metaroce_mmap *m);
+void metaroce_mmap_remove(struct metaroce_mmap *m);
+int metaroce_udata_req(struct ib_udata *udata, void *req, size_t size);
 
 /* metaroce_plane.c */
 int metaroce_planes_init(struct metaroce_dev *mdev);

@@ -166,16 +166,9 @@ static int metaroce_create_qp_choice(struct metaroce_dev *mdev,
 	err = metaroce_cc_flags(METAROCE_CC_DEFAULT, &choice->cc_flags);
 	if (err)
 		return err;
-	if (udata && udata->inlen) {
-		if (udata->inlen > sizeof(req) &&
-		    !ib_is_udata_cleared(udata, sizeof(req),
-					 udata->inlen - sizeof(req)))
-			return -EINVAL;
-		err = ib_copy_from_udata(&req, udata,
-					 min(udata->inlen, sizeof(req)));
-		if (err)
-			return err;
-	}
+	err = metaroce_udata_req(udata, &req, sizeof(req));
+	if (err)
+		return err;
 	if ((req.comp_mask & ~(u64)METAROCE_CREATE_QP_REQ_ALL) || req.reserved)
 		return -EINVAL;
 	if (req.comp_mask && init->qp_type != IB_QPT_RC)

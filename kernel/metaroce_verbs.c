@@ -8,7 +8,9 @@
  * their connection setup over it.
  */
 
+#include <linux/mm.h>
 #include <linux/sysfs.h>
+#include <linux/vmalloc.h>
 #include <net/addrconf.h>
 #include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
@@ -151,7 +153,7 @@ static int metaroce_alloc_ucontext(struct ib_ucontext *ib_uc,
 {
 	struct metaroce_alloc_ucontext_resp resp = {
 		.abi_version = METAROCE_UVERBS_ABI_VERSION,
-		.caps = 0,
+		.caps = METAROCE_UCTX_CAP_CQ_RING,
 	};
 
 	/* No request fields are defined: a newer provider's must be zero. */
@@ -159,6 +161,107 @@ static int metaroce_alloc_ucontext(struct ib_ucontext *ib_uc,
 		return -EOPNOTSUPP;
 
 	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
+}
+
+/*
+ * Copy a driver request tail into @req (@size bytes, zeroed by the
+ * caller): a request shorter than @req lacks the fields past its end (an
+ * older provider), a longer one must be zero beyond it (a newer provider
+ * that asks for nothing we do not know).
+ */
+int metaroce_udata_req(struct ib_udata *udata, void *req, size_t size)
+{
+	if (!udata || !udata->inlen)
+		return 0;
+	if (udata->inlen > size &&
+	    !ib_is_udata_cleared(udata, size, udata->inlen - size))
+		return -EINVAL;
+	return ib_copy_from_udata(req, udata, min(udata->inlen, size));
+}
+
+/*
+ * Rings mapped into a process (metaroce-abi.h, "Mapped rings"): zeroed
+ * vmalloc_user() memory, found by its ucontext mmap offset.  The object
+ * that owns the ring removes the entry when it is destroyed; the memory is
+ * freed by metaroce_mmap_free() once no mmap() of it is in progress, and a
+ * mapping that outlives the object keeps its pages (remap_vmalloc_range()
+ * takes a reference on each) but no longer sees any writes.
+ */
+struct metaroce_mmap {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
+};
+
+void *metaroce_mmap_create(struct ib_udata *udata, size_t size,
+			   struct metaroce_mmap **out)
+{
+	struct metaroce_ucontext *uc = rdma_udata_to_drv_context(
+		udata, struct metaroce_ucontext, ib_uc);
+	struct metaroce_mmap *m;
+	int err;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return ERR_PTR(-ENOMEM);
+	size = PAGE_ALIGN(size);
+	m->buf = vmalloc_user(size);
+	if (!m->buf) {
+		kfree(m);
+		return ERR_PTR(-ENOMEM);
+	}
+	err = rdma_user_mmap_entry_insert(&uc->ib_uc, &m->rdma, size);
+	if (err) {
+		vfree(m->buf);
+		kfree(m);
+		return ERR_PTR(err);
+	}
+	*out = m;
+	return m->buf;
+}
+
+u64 metaroce_mmap_offset(const struct metaroce_mmap *m)
+{
+	return rdma_user_mmap_get_offset(&m->rdma);
+}
+
+u64 metaroce_mmap_length(const struct metaroce_mmap *m)
+{
+	return m->rdma.npages << PAGE_SHIFT;
+}
+
+/* The owner is done with the ring: no more mmap() of it, free it later. */
+void metaroce_mmap_remove(struct metaroce_mmap *m)
+{
+	if (m)
+		rdma_user_mmap_entry_remove(&m->rdma);
+}
+
+static void metaroce_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct metaroce_mmap *m = container_of(entry, struct metaroce_mmap,
+					       rdma);
+
+	vfree(m->buf);
+	kfree(m);
+}
+
+static int metaroce_mmap(struct ib_ucontext *ib_uc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	int err;
+
+	/* A ring is data: never executable. */
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	/* Looks the offset up and checks the length is the whole ring. */
+	entry = rdma_user_mmap_entry_get(ib_uc, vma);
+	if (!entry)
+		return -EINVAL;
+	err = remap_vmalloc_range(vma,
+				  container_of(entry, struct metaroce_mmap,
+					       rdma)->buf, 0);
+	rdma_user_mmap_entry_put(entry);
+	return err;
 }
 
 static void metaroce_dealloc_ucontext(struct ib_ucontext *ib_uc)
@@ -172,7 +275,9 @@ static void metaroce_disassociate_ucontext(struct ib_ucontext *ib_uc)
 	 * Having this op lets ib_uverbs destroy a context's objects when the
 	 * device is unregistered instead of waiting for the process to close
 	 * it, so "rdma link delete" and netdev removal do not block on
-	 * userspace.  ib_core zaps the user mmaps; we hold nothing else.
+	 * userspace.  The objects' destroy removes their mapped rings; a
+	 * mapping the process still has keeps its pages, which nothing
+	 * writes any more (see metaroce_mmap_create()).
 	 */
 }
 
@@ -328,6 +433,8 @@ static const struct ib_device_ops metaroce_dev_ops = {
 	.disassociate_ucontext = metaroce_disassociate_ucontext,
 	.get_link_layer = metaroce_get_link_layer,
 	.get_port_immutable = metaroce_get_port_immutable,
+	.mmap = metaroce_mmap,
+	.mmap_free = metaroce_mmap_free,
 	.query_device = metaroce_query_device,
 	.query_pkey = metaroce_query_pkey,
 	.query_port = metaroce_query_port,

@@ -35,6 +35,17 @@ bool parse_abi_version(std::string_view text, uint32_t *version) noexcept
 	return ec == std::errc() && end == text.data() + text.size();
 }
 
+/*
+ * METAROCE_NO_RINGS set to anything but "" or "0": the process keeps the
+ * syscall data path even where the kernel offers mapped rings.
+ */
+bool no_rings() noexcept
+{
+	const char *v = std::getenv("METAROCE_NO_RINGS");
+
+	return v && *v && std::strcmp(v, "0") != 0;
+}
+
 bool match_device(struct verbs_sysfs_dev *sysfs_dev) noexcept
 {
 	char buf[16];
@@ -120,6 +131,9 @@ struct verbs_context *alloc_context(struct ibv_device *ibdev, int cmd_fd,
 	}
 	ctx->kernel_abi_version = resp.drv.abi_version;
 	ctx->caps = resp.drv.caps;
+	ctx->use_caps = ctx->caps;
+	if (no_rings())
+		ctx->use_caps &= ~uint32_t(METAROCE_UCTX_CAP_CQ_RING);
 
 	verbs_set_ops(&ctx->ibvctx, &context_ops);
 	return &ctx->ibvctx;

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include <pthread.h>
+
 #include <rdma/metaroce-abi.h>
 
 #include "verbs_provider_abi.h"
@@ -27,6 +29,11 @@ struct context {
 	struct verbs_context ibvctx;
 	uint32_t kernel_abi_version; /* from metaroce_alloc_ucontext_resp */
 	uint32_t caps;		     /* enum metaroce_ucontext_cap */
+	/*
+	 * The caps this context uses: the kernel's, less the mapped rings
+	 * when METAROCE_NO_RINGS is set (the syscall path, see README.md).
+	 */
+	uint32_t use_caps;
 };
 
 struct pd {
@@ -36,14 +43,37 @@ struct pd {
 
 /*
  * A CQ of either API: legacy ibv_poll_cq() and the extended one
- * (ibv_start_poll() and the ibv_wc_read_*() accessors) read the same kernel
- * queue through ibv_cmd_poll_cq().
+ * (ibv_start_poll() and the ibv_wc_read_*() accessors) read the same
+ * queue: the ring mapped from the kernel if the CQ has one (hdr set),
+ * else the kernel's through ibv_cmd_poll_cq().
  */
 struct cq {
 	struct verbs_cq vcq;
 	/* The completion the extended API is positioned on (cq.cpp). */
 	struct ibv_wc cur;
+	/* Mapped ring (metaroce-abi.h): consumers serialise on lock. */
+	pthread_spinlock_t lock;
+	struct metaroce_ring_hdr *hdr; /* nullptr: syscall path */
+	const struct ib_uverbs_wc *ring;
+	void *map;
+	size_t map_len;
+	uint32_t entries;  /* a power of two */
+	uint32_t consumer; /* ours; published to hdr->consumer */
 };
+
+/* kern-abi.h DECLARE_DRV_CMD() of CREATE_CQ (the extended command). */
+struct create_cq_cmd {
+	struct verbs_cmd_create_cq_ex ibv_cmd;
+	struct metaroce_create_cq_req drv;
+};
+static_assert(offsetof(create_cq_cmd, drv) == sizeof(verbs_cmd_create_cq_ex));
+
+struct create_cq_resp {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct metaroce_create_cq_resp drv;
+};
+static_assert(offsetof(create_cq_resp, drv) ==
+	      sizeof(ib_uverbs_ex_create_cq_resp));
 
 struct qp {
 	struct verbs_qp vqp;
@@ -166,6 +196,7 @@ struct ibv_cq *create_cq(struct ibv_context *ibctx, int cqe,
 struct ibv_cq_ex *create_cq_ex(struct ibv_context *ibctx,
 			       struct ibv_cq_init_attr_ex *attr) noexcept;
 int destroy_cq(struct ibv_cq *ibcq) noexcept;
+int poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc) noexcept;
 
 /* metaroce.cpp */
 /*

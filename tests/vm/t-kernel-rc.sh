@@ -9,7 +9,8 @@
 # mr0 in netns mra is the server, mr1 in netns mrb the client (two UDP
 # tunnel sockets, one per namespace):
 #   - ibv_rc_pingpong --chk (the receiver checks every buffer) at 64 B,
-#     4 KiB and 64 KiB (> MTU, many packets per message);
+#     4 KiB and 64 KiB (> MTU, many packets per message), with completion
+#     events (-e), and on the syscall path (METAROCE_NO_RINGS=1);
 #   - ib_write_bw, ib_send_bw, ib_read_bw (64 KiB), ib_write_lat,
 #     ib_send_lat, ib_read_lat (64 B), ib_atomic_bw and ib_atomic_lat;
 #     the bandwidth servers stay in RTR, so this also exercises an RTR
@@ -68,6 +69,15 @@ perf() {
 for size in 64 4096 65536; do
 	pingpong lossless "$size"
 done
+# Completion events on every completion (ibv_req_notify_cq, then
+# ibv_get_cq_event) over the mapped CQ ring, under traffic; then the
+# syscall data path the provider falls back to (METAROCE_NO_RINGS=1).
+step "ibv_rc_pingpong -e 4096 B x $iters"
+peer pp-events ibv_rc_pingpong -d @DEV@ -g "$gid" -s 4096 -n "$iters" --chk -e
+grep -q 'bytes in' cli-pp-events.txt || fail "pingpong -e: no result"
+step "ibv_rc_pingpong 4096 B x $iters, METAROCE_NO_RINGS=1"
+METAROCE_NO_RINGS=1 peer pp-no-rings ibv_rc_pingpong -d @DEV@ -g "$gid" -s 4096 -n "$iters" --chk
+grep -q 'bytes in' cli-pp-no-rings.txt || fail "pingpong without rings: no result"
 perf lossless ib_write_bw 65536
 perf lossless ib_send_bw 65536
 perf lossless ib_write_lat 64

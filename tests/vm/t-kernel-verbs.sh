@@ -10,7 +10,8 @@
 # active MTU that follows the netdev MTU; netdev down/up gives PORT_DOWN /
 # PORT_ACTIVE and exactly one IBV_EVENT_PORT_ERR / IBV_EVENT_PORT_ACTIVE;
 # PDs (tests/progs/metaroce_pd_test, and one held from pyverbs) appear in
-# "rdma resource show pd"; "rdma link delete" and rmmod complete while a
+# "rdma resource show pd"; the CQ ring and the syscall path
+# (tests/progs/metaroce_cq_test, with and without METAROCE_NO_RINGS=1); "rdma link delete" and rmmod complete while a
 # process still has the device open (the process gets
 # IBV_EVENT_DEVICE_FATAL).
 set -euo pipefail
@@ -19,6 +20,8 @@ build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
 
 pd_test=$build/tests/progs/metaroce_pd_test
 [ -x "$pd_test" ] || fail "$pd_test not built"
+cq_test=$build/tests/progs/metaroce_cq_test
+[ -x "$cq_test" ] || fail "$cq_test not built"
 
 mr_load "$(mr_ko "$build")"
 mr_veth mrv0 mrv1
@@ -86,6 +89,13 @@ cat async.txt
 
 step "PD allocation"
 "$pd_test" --device mr0 | tee pd_test.txt
+
+# The CQ ring mapped from the kernel (the provider's default where the
+# module offers it) and the POLL_CQ command path it falls back to:
+# ordering, index wrap, the extended API, arming and events, overflow.
+step "CQ paths"
+"$cq_test" --dev mr0 --rings yes | tee cq_test-rings.txt
+METAROCE_NO_RINGS=1 "$cq_test" --dev mr0 --rings no | tee cq_test-no-rings.txt
 # hold_start: hold a context and a PD of mr0 from pyverbs until hold_stop
 # (the fifo lives outside $RESULTS: 9p refuses special files).
 fifo=$(mktemp -d)/hold.fifo

@@ -26,18 +26,69 @@
 #include <rdma/ib_user_ioctl_cmds.h>
 
 /*
- * Data path, first slice: MR and CQ creation carry no driver data in
- * either direction (the kernel accepts an all-zero request tail and
- * rejects a non-zero one with EINVAL), QP creation only the wire mode
- * (struct metaroce_create_qp_req below), and the provider reaches the data
- * path verbs through the generic uverbs commands POST_SEND, POST_RECV,
- * POLL_CQ and REQ_NOTIFY_CQ, which rdma_metaroce.ko enables.
+ * Data path.  MR creation carries no driver data in either direction (the
+ * kernel accepts an all-zero request tail and rejects a non-zero one with
+ * EINVAL), QP creation the wire mode (struct metaroce_create_qp_req
+ * below).  The generic uverbs commands POST_SEND, POST_RECV, POLL_CQ and
+ * REQ_NOTIFY_CQ are enabled, and are the whole data path of a provider
+ * that asks for no mapped ring ("the syscall path").
  *
- * Next slice (mapped rings, kernel entry only for the doorbell): the
- * CREATE_CQ / CREATE_QP request and response tails will be new structures
- * here that start with a __aligned_u64 comp_mask; a provider that sends
- * none keeps the first-slice behaviour, so both generations interoperate.
+ * Mapped rings (the fast path).  A module that has them says so in
+ * metaroce_alloc_ucontext_resp.caps (METAROCE_UCTX_CAP_CQ_RING); a
+ * provider that wants one asks per object in the creation request, and
+ * the response says whether it got it and where to mmap() it (offset on
+ * the uverbs command fd, length).  A provider that asks for nothing, or a
+ * module without the capability, keeps the syscall path, so every
+ * combination of old and new interoperates.
+ *
+ * A ring is one mapping: struct metaroce_ring_hdr, then the entries, each
+ * of a fixed size, their number a power of two.  The indices in the
+ * header run freely (entry i is at i & (entries - 1)); each is written by
+ * one side only, as a store-release after the entries it publishes or
+ * frees, and read by the other side as a load-acquire.  The kernel keeps
+ * its own copy of the index it writes and never reads it back from the
+ * mapping; an index it reads that is impossible (more entries used than
+ * exist) is the process corrupting its own ring and puts the object in
+ * error, never anything else.
  */
+struct metaroce_ring_hdr {
+	__u32 producer;		/* entries [consumer, producer) are valid */
+	__u32 reserved0[15];	/* its own cache line */
+	__u32 consumer;
+	__u32 reserved1[15];
+};
+
+/*
+ * CQ ring: entries are struct ib_uverbs_wc (the POLL_CQ response layout,
+ * <rdma/ib_user_verbs.h>), the kernel produces and the provider consumes.
+ * A completion that finds the ring full is dropped and the CQ's owner gets
+ * IB_EVENT_CQ_ERR (the CQ is then in error, as IBTA specifies).  Arming
+ * stays the REQ_NOTIFY_CQ command: the kernel decides whether an event is
+ * due under the lock it publishes completions with, so a completion
+ * published before the arm is found by the poll that follows it and one
+ * published after raises the event.  POLL_CQ on a CQ with a ring fails
+ * with EINVAL.
+ */
+enum metaroce_create_cq_req_mask {
+	METAROCE_CREATE_CQ_REQ_RING = 1 << 0,	/* map the CQ as a ring */
+};
+
+struct metaroce_create_cq_req {
+	__aligned_u64 comp_mask;	/* enum metaroce_create_cq_req_mask */
+};
+
+enum metaroce_create_cq_resp_mask {
+	/* mmap_offset, mmap_length and ring_entries are valid */
+	METAROCE_CREATE_CQ_RESP_RING = 1 << 0,
+};
+
+struct metaroce_create_cq_resp {
+	__aligned_u64 comp_mask;	/* enum metaroce_create_cq_resp_mask */
+	__aligned_u64 mmap_offset;	/* mmap() offset on the command fd */
+	__aligned_u64 mmap_length;	/* bytes to map */
+	__u32 ring_entries;		/* power of two, >= the CQ's cqe */
+	__u32 entry_size;		/* sizeof(struct ib_uverbs_wc) */
+};
 
 /*
  * CREATE_QP driver data (RC QPs; UD and GSI are RoCEv2 UD in every mode).
@@ -113,9 +164,11 @@ struct metaroce_create_qp_resp {
 /* Name of the sysfs attribute of the ib_device described above. */
 #define METAROCE_SYSFS_ABI_VERSION_ATTR "metaroce_abi_version"
 
-/* Capability bits of metaroce_alloc_ucontext_resp.caps (none yet). */
+/* Capability bits of metaroce_alloc_ucontext_resp.caps. */
 enum metaroce_ucontext_cap {
 	METAROCE_UCTX_CAP_NONE = 0,
+	/* CREATE_CQ honours METAROCE_CREATE_CQ_REQ_RING */
+	METAROCE_UCTX_CAP_CQ_RING = 1 << 0,
 };
 
 /* Driver data of IB_USER_VERBS_CMD_GET_CONTEXT; no request data. */
