@@ -66,6 +66,7 @@ enum metaroce_plane_counter {
 	METAROCE_PCNT_RX_PACKETS,
 	METAROCE_PCNT_PATHS_DOWN,	/* QP paths taken out of service */
 	METAROCE_PCNT_PATHS_UP,		/* QP paths put back */
+	METAROCE_PCNT_TX_LINK_DOWN,	/* dropped: the plane's link was down */
 	METAROCE_PLANE_NUM_COUNTERS
 };
 
@@ -109,6 +110,7 @@ enum metaroce_counter {
 	METAROCE_CNT_RX_ECN_CE,		/* arrived CE-marked (MR-CC-005) */
 	METAROCE_CNT_RX_BAD_QKEY,	/* UD/GSI datagrams with a wrong Q_Key */
 	METAROCE_CNT_RX_WRONG_TRANSPORT, /* RC packets of the other wire mode */
+	METAROCE_CNT_TX_LINK_DOWN,	/* dropped: the plane's link was down */
 	METAROCE_NUM_COUNTERS
 };
 

@@ -450,6 +450,12 @@ void metaroce_sock_put(struct metaroce_dev *mdev)
  * packet's path picks the plane (metaroce_plane.c) and, with the QP's
  * base, the UDP source port.  Plane 0 sends from the QP's GID address,
  * the others from the address routing picks for their netdev.
+ *
+ * A plane's link goes down before the netdev notifier takes its paths out
+ * of service (dev_close() clears __LINK_STATE_START, then notifies), and
+ * packets the core built just before are still on @out: those are dropped
+ * and counted as tx_link_down, not as errors, since the core recovers
+ * them like any loss (its path state catches up with the notifier).
  */
 void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 {
@@ -475,6 +481,12 @@ void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 		if (!sock || !plane)
 			goto err;
 		ndev = plane->ndev;
+		if (!netif_running(ndev) || !netif_carrier_ok(ndev)) {
+			metaroce_count(mdev, METAROCE_CNT_TX_LINK_DOWN);
+			metaroce_plane_count(plane, METAROCE_PCNT_TX_LINK_DOWN);
+			kfree_skb(skb);
+			continue;
+		}
 		fl4.flowi4_oif = ndev->ifindex;
 		if (ndev == mdev->ndev)
 			fl4.saddr = qp->saddr;

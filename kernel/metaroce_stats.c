@@ -11,7 +11,8 @@
 	{ .name = "plane" #n "_tx_errors" },				\
 	{ .name = "plane" #n "_rx_packets" },				\
 	{ .name = "plane" #n "_paths_down" },				\
-	{ .name = "plane" #n "_paths_up" }
+	{ .name = "plane" #n "_paths_up" },				\
+	{ .name = "plane" #n "_tx_link_down" }
 
 static const struct rdma_stat_desc metaroce_stat_descs[] = {
 	[METAROCE_CNT_TX_PACKETS] = { .name = "tx_packets" },
@@ -26,6 +27,7 @@ static const struct rdma_stat_desc metaroce_stat_descs[] = {
 	[METAROCE_CNT_RX_ECN_CE] = { .name = "rx_ecn_ce" },
 	[METAROCE_CNT_RX_BAD_QKEY] = { .name = "rx_bad_qkey" },
 	[METAROCE_CNT_RX_WRONG_TRANSPORT] = { .name = "rx_wrong_transport" },
+	[METAROCE_CNT_TX_LINK_DOWN] = { .name = "tx_link_down" },
 	METAROCE_PLANE_STATS(0),
 	METAROCE_PLANE_STATS(1),
 	METAROCE_PLANE_STATS(2),
@@ -34,8 +36,8 @@ static const struct rdma_stat_desc metaroce_stat_descs[] = {
 #define METAROCE_NUM_STATS						\
 	(METAROCE_NUM_COUNTERS + METAROCE_MAX_PLANES * METAROCE_PLANE_NUM_COUNTERS)
 static_assert(ARRAY_SIZE(metaroce_stat_descs) == METAROCE_NUM_STATS);
-static_assert(METAROCE_PLANE_NUM_COUNTERS == 5 && METAROCE_MAX_PLANES == 4,
-	      "metaroce_stat_descs names 5 counters of 4 planes");
+static_assert(METAROCE_PLANE_NUM_COUNTERS == 6 && METAROCE_MAX_PLANES == 4,
+	      "metaroce_stat_descs names 6 counters of 4 planes");
 
 static struct rdma_hw_stats *metaroce_alloc_hw_port_stats(struct ib_device *ib_dev,
 							  u32 port_num)

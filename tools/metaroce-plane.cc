@@ -45,7 +45,7 @@ struct Plane {
 	uint32_t id = 0, ifindex = 0;
 	bool admin_up = false, oper_up = false;
 	uint64_t tx_packets = 0, tx_errors = 0, rx_packets = 0;
-	uint64_t paths_down = 0, paths_up = 0;
+	uint64_t paths_down = 0, paths_up = 0, tx_link_down = 0;
 };
 
 struct SockDeleter {
@@ -100,6 +100,7 @@ int on_plane(nl_msg *msg, void *arg)
 	p.rx_packets = get_u64(tb[METAROCE_ATTR_RX_PACKETS]);
 	p.paths_down = get_u64(tb[METAROCE_ATTR_PATHS_DOWN]);
 	p.paths_up = get_u64(tb[METAROCE_ATTR_PATHS_UP]);
+	p.tx_link_down = get_u64(tb[METAROCE_ATTR_TX_LINK_DOWN]);
 	static_cast<Reply *>(arg)->planes.push_back(std::move(p));
 	return NL_OK;
 }
@@ -156,12 +157,13 @@ void print_text(const std::vector<Plane> &planes)
 {
 	for (const Plane &p : planes)
 		std::printf("%s plane %u %s ifindex %u admin %s oper %s tx_packets %llu "
-			    "tx_errors %llu rx_packets %llu paths_down %llu paths_up %llu\n",
+			    "tx_errors %llu rx_packets %llu paths_down %llu paths_up %llu "
+			    "tx_link_down %llu\n",
 			    p.dev.c_str(), p.id, p.ifname.c_str(), p.ifindex,
 			    p.admin_up ? "up" : "down", p.oper_up ? "up" : "down",
 			    (unsigned long long)p.tx_packets, (unsigned long long)p.tx_errors,
 			    (unsigned long long)p.rx_packets, (unsigned long long)p.paths_down,
-			    (unsigned long long)p.paths_up);
+			    (unsigned long long)p.paths_up, (unsigned long long)p.tx_link_down);
 }
 
 // Device and netdev names are kernel names: no quote, backslash or control
@@ -174,12 +176,12 @@ void print_json(const std::vector<Plane> &planes)
 		std::printf("%s{\"dev\":\"%s\",\"plane\":%u,\"ifname\":\"%s\",\"ifindex\":%u,"
 			    "\"admin\":\"%s\",\"oper\":\"%s\",\"tx_packets\":%llu,"
 			    "\"tx_errors\":%llu,\"rx_packets\":%llu,\"paths_down\":%llu,"
-			    "\"paths_up\":%llu}",
+			    "\"paths_up\":%llu,\"tx_link_down\":%llu}",
 			    sep, p.dev.c_str(), p.id, p.ifname.c_str(), p.ifindex,
 			    p.admin_up ? "up" : "down", p.oper_up ? "up" : "down",
 			    (unsigned long long)p.tx_packets, (unsigned long long)p.tx_errors,
 			    (unsigned long long)p.rx_packets, (unsigned long long)p.paths_down,
-			    (unsigned long long)p.paths_up);
+			    (unsigned long long)p.paths_up, (unsigned long long)p.tx_link_down);
 		sep = ",";
 	}
 	std::puts("]");

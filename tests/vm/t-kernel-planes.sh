@@ -20,8 +20,9 @@
 #     latest (retry_cnt + 1) local ACK timeouts, 8 x 67 ms for
 #     ibv_rc_pingpong's 7 and 14, or 8 PTOs if that is longer), and new
 #     QPs work once the links carry traffic again;
-#   - del removes the plane; resources are clean, the module unloads and
-#     dmesg is clean.
+#   - del removes the plane; resources are clean (no tx_errors: packets
+#     sent in the moment a link goes down count as tx_link_down), the
+#     module unloads and dmesg is clean.
 set -euo pipefail
 build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
@@ -120,6 +121,14 @@ plane mra show mr0
 echo "plane 1 of mr0: tx $down_tx when down, $up_tx at up, $end_tx at the end" | tee -a "$RESULTS/results.txt"
 [ "$(count mr0 plane1_paths_down)" -gt 0 ] || fail "plane 1 going down took no path out of service"
 [ "$(count mr0 plane1_paths_up)" -gt 0 ] || fail "plane 1 coming back put no path back"
+# Packets built in the moment between the link going down and the notifier
+# taking its paths out of service are dropped as tx_link_down (they are
+# recovered as losses); the plane that stayed up drops none so.
+echo "plane 1 of mr0: $(count mr0 plane1_tx_link_down) packets dropped on its down link" |
+	tee -a "$RESULTS/results.txt"
+for d in mr0 mr1; do
+	[ "$(count $d plane0_tx_link_down)" = 0 ] || fail "$d dropped packets on plane 0, whose link stayed up"
+done
 # The transfer may end soon after the plane returns on a loaded host; new
 # QPs must use the plane again in any case.
 mr_peer pp-back tcp:18515 ibv_rc_pingpong -d @DEV@ -g "$gid" -s 65536 -n 50 --chk -- \

@@ -55,10 +55,11 @@ enum metaroce_genl_attr {
 	METAROCE_ATTR_ADMIN_UP,		/* u8: 1 in service, 0 taken out */
 	METAROCE_ATTR_OPER_UP,		/* u8 (replies): netdev up, carrier */
 	METAROCE_ATTR_TX_PACKETS,	/* u64 (replies) */
-	METAROCE_ATTR_TX_ERRORS,	/* u64: no route, no socket */
+	METAROCE_ATTR_TX_ERRORS,	/* u64: no route on an up link, no socket */
 	METAROCE_ATTR_RX_PACKETS,	/* u64: arrived for a QP of the device */
 	METAROCE_ATTR_PATHS_DOWN,	/* u64: paths this plane took down */
 	METAROCE_ATTR_PATHS_UP,		/* u64: paths it brought back */
+	METAROCE_ATTR_TX_LINK_DOWN,	/* u64: dropped, the link was down */
 
 	__METAROCE_ATTR_MAX,
 	METAROCE_ATTR_MAX = __METAROCE_ATTR_MAX - 1
