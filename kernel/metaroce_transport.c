@@ -581,17 +581,8 @@ void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
 	if (!metaroce_qp_active(qp))
 		return;
 
-	if (metaroce_drain(qp)) {
-		/*
-		 * IBTA: a completion in error moves the QP to ERR.  The
-		 * core's last packets leave first: a responder's failure
-		 * comes with the NAK that tells the requester why
-		 * (MR-FC-003 length error, remote access error).
-		 */
-		if (metaroce_pull(qp, out, now, METAROCE_RUN_BUDGET) != -EIO)
-			metaroce_qp_flush(qp);
-		return;
-	}
+	if (metaroce_drain(qp))
+		goto failed;
 	if (metaroce_feed(qp, now)) {
 		metaroce_qp_flush(qp);
 		return;
@@ -600,6 +591,14 @@ void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
 	budget = metaroce_pull(qp, out, now, METAROCE_RUN_BUDGET);
 	if (budget == -EIO)
 		return;
+	/*
+	 * Building packets can fail the connection as well (a retransmission
+	 * past retry_cnt, MR-LOSS-009): its completions are in the core now,
+	 * and a core in error names no deadline, so nothing would come back
+	 * for them.
+	 */
+	if (metaroce_drain(qp))
+		goto failed;
 	deadline = mrc_next_deadline(qp->conn);
 	/*
 	 * A run that used its whole budget may leave packets the window
@@ -614,6 +613,17 @@ void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
 	if (deadline <= now)
 		deadline = now + METAROCE_RERUN_NS;
 	hrtimer_start(&qp->timer, ns_to_ktime(deadline), HRTIMER_MODE_ABS_SOFT);
+	return;
+
+failed:
+	/*
+	 * IBTA: a completion in error moves the QP to ERR.  The core's last
+	 * packets leave first: a responder's failure comes with the NAK that
+	 * tells the requester why (MR-FC-003 length error, remote access
+	 * error).
+	 */
+	if (metaroce_pull(qp, out, now, METAROCE_RUN_BUDGET) != -EIO)
+		metaroce_qp_flush(qp);
 }
 
 /*

@@ -17,7 +17,11 @@
  *   - arms a timer for mrc_next_deadline() and calls mrc_handle_timeout()
  *     when it fires (calling it early, or late, or with a time older than
  *     a previous call's, is harmless);
- *   - drains completions with mrc_poll_completion().
+ *   - drains completions with mrc_poll_completion() after any of these
+ *     calls: each can complete work, mrc_next_packet() included (a
+ *     retransmission past retry_cnt fails the connection while it builds
+ *     packets, and a connection in error names no deadline to come back
+ *     for its completions).
  *
  * Time is a monotonic u64 in nanoseconds supplied by the caller; the same
  * sequence of calls with the same arguments produces the same packets.

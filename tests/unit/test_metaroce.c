@@ -313,6 +313,44 @@ static void retry_limit_fails_the_qp(void **state)
 	pair_free(f);
 }
 
+/*
+ * covers: MR-LOSS-009
+ * The retransmission past retry_cnt fails the connection while
+ * mrc_next_packet() builds packets: the completions are pending after
+ * that call, and a connection in error names no deadline, so a caller
+ * that polls only before pulling packets never sees them (the module
+ * once left such a QP in RTS, its application waiting forever).
+ */
+static void retry_exhaustion_in_next_packet_leaves_completions(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct mrc_completion wc;
+	struct fx *f;
+	int rounds = 0, failed_in_take = 0;
+
+	(void)state;
+	cfg.retry_cnt = 3;
+	cfg.rto_ns = 1000000000000ull;	/* no give-up (MR-FAIL-007) first */
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	while (!cstats(&f->a).in_error && rounds++ < 1000) {
+		while (take(f, &f->a).len)
+			;		/* the network eats everything */
+		if (cstats(&f->a).in_error) {
+			failed_in_take = 1;
+			break;
+		}
+		fire(f, &f->a);
+	}
+	assert_true(failed_in_take);
+	assert_int_equal(mrc_next_deadline(f->a.conn), UINT64_MAX);
+	assert_int_equal(mrc_poll_completion(f->a.conn, &wc), 1);
+	assert_int_equal(wc.status, MRC_WC_RETRY_EXC_ERR);
+	assert_int_equal(wc.wr_id, 0);
+	pair_free(f);
+}
+
 /* covers: MR-LOSS-008 MR-LOSS-002 */
 static void duplicates_are_suppressed_and_reacked(void **state)
 {
@@ -1170,6 +1208,7 @@ int main(void)
 		cmocka_unit_test(pto_fires_and_backs_off),
 		cmocka_unit_test(tail_probe_on_an_unsampled_path_uses_a_measured_rtt),
 		cmocka_unit_test(retry_limit_fails_the_qp),
+		cmocka_unit_test(retry_exhaustion_in_next_packet_leaves_completions),
 		cmocka_unit_test(duplicates_are_suppressed_and_reacked),
 		cmocka_unit_test(dead_path_fails_over_and_is_readmitted),
 		cmocka_unit_test(spraying_uses_every_path_and_measures_each),
