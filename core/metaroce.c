@@ -80,6 +80,13 @@ void mrc_mr_path_init(struct mrc_conn *c, struct mrc_path *p)
 	p->ecn_alpha_q = MRC_ALPHA_ONE;
 }
 
+/* Progress (MR-FAIL-007): the give-up timer starts over from at. */
+static void mrc_progress(struct mrc_conn *c, u64 at)
+{
+	c->progress_ns = at;
+	c->give_up_expiries = 0;
+}
+
 /* A failed path answered: re-admit it (MR-FAIL-005) and count it. */
 static void mrc_path_recover(struct mrc_conn *c, struct mrc_path *p)
 {
@@ -554,7 +561,7 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 		return 0;
 	/* nothing was unacknowledged: the wait for progress starts */
 	if (c->snd_una == c->snd_nxt)
-		c->progress_ns = now;
+		mrc_progress(c, now);
 	if (mrc_packetize(c, &psn))
 		return 0;
 	*path = k;
@@ -576,7 +583,7 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn, u64 now)
 	}
 	t->state = MRC_TXP_ACKED;
 	c->tlp_out = 0;
-	c->progress_ns = now;		/* MR-FAIL-007 */
+	mrc_progress(c, now);		/* MR-FAIL-007 */
 	if (!p->any_acked || mrc_seq_before(p->largest_acked_seq, t->path_seq))
 		p->largest_acked_seq = t->path_seq;
 	p->any_acked = 1;
@@ -637,7 +644,7 @@ static void mrc_handle_rnr(struct mrc_conn *c, u32 nak_psn, u64 now)
 		c->rnr_until_ns = now + c->cfg.rnr_timer_ns;
 	}
 	/* the peer answered; its wait is not ours to count (MR-FAIL-007) */
-	c->progress_ns = c->rnr_until_ns;
+	mrc_progress(c, c->rnr_until_ns);
 	for (psn = nak_psn; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
 		struct mrc_tx_pkt *u = mrc_txp(c, psn);
 		struct mrc_swqe *v = &c->sq[u->sq_idx];
@@ -1181,13 +1188,20 @@ static u64 mrc_rsp_deadline(const struct mrc_conn *c)
 }
 
 /*
- * Connection give-up bound (MR-FAIL-007): packets unacknowledged for
- * max((retry_cnt + 1) x rto_ns, 2^path_fail_ptos PTOs of the slowest path)
- * after the latest progress; U64_MAX while none is.
+ * Connection give-up bound (MR-FAIL-007): B = max((retry_cnt + 1) x
+ * rto_ns, 2^path_fail_ptos PTOs of the slowest path) without progress,
+ * counted as retry_cnt + 1 expiries of a timer of B / (retry_cnt + 1),
+ * each restarted when it expires.  Counting expiries, as IBTA counts
+ * local ACK timeouts, rather than comparing the clock with B: a caller
+ * that could not run for a while (a stalled host or guest) loses one
+ * expiry when it runs again, before it reads the acknowledgements that
+ * arrived meanwhile, not the whole bound.  The time of the next expiry;
+ * U64_MAX while nothing is unacknowledged.
  */
 static u64 mrc_give_up_deadline(const struct mrc_conn *c)
 {
 	u64 bound = (u64)(c->cfg.retry_cnt + 1) * c->cfg.rto_ns;
+	u64 interval;
 	u32 i;
 
 	if (c->snd_una == c->snd_nxt)
@@ -1202,9 +1216,11 @@ static u64 mrc_give_up_deadline(const struct mrc_conn *c)
 		if (floor > bound)
 			bound = floor;
 	}
-	if (bound > MRC_U64_MAX - c->progress_ns)
+	/* rounded up: the expiries together wait at least B */
+	interval = mrc_div64(bound + c->cfg.retry_cnt, c->cfg.retry_cnt + 1);
+	if (interval > MRC_U64_MAX - c->progress_ns)
 		return MRC_U64_MAX;
-	return c->progress_ns + bound;
+	return c->progress_ns + interval;
 }
 
 u64 mrc_mr_deadline(const struct mrc_conn *c)
@@ -1243,9 +1259,13 @@ void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 	if (c->in_error)
 		return;
 	if (mrc_give_up_deadline(c) <= now) {
-		c->st.give_ups++;
-		mrc_conn_fail(c, MRC_WC_RETRY_EXC_ERR, MRC_WC_WR_FLUSH_ERR);
-		return;
+		if (++c->give_up_expiries > c->cfg.retry_cnt) {
+			c->st.give_ups++;
+			mrc_conn_fail(c, MRC_WC_RETRY_EXC_ERR,
+				      MRC_WC_WR_FLUSH_ERR);
+			return;
+		}
+		c->progress_ns = now;	/* the next interval */
 	}
 	if (mrc_rsp_waiting(c) && mrc_rsp_deadline(c) <= now) {
 		/* retry_cnt + 1 silent waits: the peer is gone (MR-OPS-007) */

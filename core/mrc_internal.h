@@ -229,11 +229,13 @@ struct mrc_conn {
 	u64 rsp_wait_start_ns;
 	u32 rsp_waits;
 	/*
-	 * MR-FAIL-007: the latest progress (a newly acknowledged PSN, the
-	 * end of an RNR wait, or the first send after none was
-	 * unacknowledged); the give-up bound runs from it.
+	 * MR-FAIL-007: the give-up timer's current interval started here:
+	 * at the latest progress (a newly acknowledged PSN, the end of an RNR
+	 * wait, or the first send after none was unacknowledged), or at its
+	 * last expiry; give_up_expiries counts the expiries since progress.
 	 */
 	u64 progress_ns;
+	u32 give_up_expiries;
 	struct mrc_tx_pkt txw[MRC_MAX_WINDOW];
 	struct mrc_swqe sq[MRC_SQ_RING];
 

@@ -12,7 +12,9 @@
 #include <linux/string.h>
 #include <linux/errno.h>
 #include <linux/limits.h>
+#include <linux/math64.h>
 #define MRC_U64_MAX	U64_MAX
+#define mrc_div64(a, b)	div64_u64(a, b)
 #else
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +25,7 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 #define MRC_U64_MAX	UINT64_MAX
+#define mrc_div64(a, b)	((a) / (b))
 #endif
 
 /*

@@ -199,13 +199,16 @@ static void time_threshold_declares_loss(void **state)
 static void pto_fires_and_backs_off(void **state)
 {
 	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
-	struct fx *f = pair_new(&cfg);
+	struct fx *f;
 	uint64_t pto = cfg.initial_rtt_ns + 4 * (cfg.initial_rtt_ns / 2) +
 		       cfg.max_ack_delay_ns;
 	uint64_t tlp = 2 * cfg.initial_rtt_ns + cfg.max_ack_delay_ns;
 	struct pkt r;
 
 	(void)state;
+	/* the give-up timer's expiries (MR-FAIL-007) after the PTOs here */
+	cfg.rto_ns = 1000000000;
+	f = pair_new(&cfg);
 	add_msg(&f->a, MRC_OP_SEND, 10);
 	post(f);
 	assert_true(take(f, &f->a).len > 0);
@@ -1156,6 +1159,44 @@ static void give_up_bound_has_a_pto_floor(void **state)
 }
 
 /*
+ * covers: MR-FAIL-007
+ * The give-up counts expiries of its timer, not the clock: a caller that
+ * could not run for many times the bound (a stalled guest) runs its timer
+ * first when it resumes, before it reads the ACK that arrived meanwhile;
+ * that costs one expiry, and the ACK then completes the send.  Comparing
+ * the clock with the bound failed this live connection.
+ */
+static void stalled_caller_does_not_give_up_on_a_live_peer(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	uint64_t bound;
+	struct fx *f;
+	struct pkt d, a;
+
+	(void)state;
+	cfg.rto_ns = 4096ull << 14;
+	bound = (cfg.retry_cnt + 1) * cfg.rto_ns;
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_SEND, 10);
+	post(f);
+	d = take(f, &f->a);
+	assert_true(d.len > 0);
+	f->now += 1000;
+	assert_true(give(f, &f->b, &d) >= 0);
+	a = take(f, &f->b);		/* B's ACK, queued at A's socket */
+	assert_true(a.len > 0);
+	f->now += 10 * bound;		/* A's host stalls */
+	mrc_handle_timeout(f->a.conn, f->now);
+	assert_int_equal(cstats(&f->a).in_error, 0);
+	assert_true(give(f, &f->a, &a) >= 0);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.nstatus_err, 0);
+	assert_int_equal(f->a.tx_done, 1);
+	assert_int_equal(cstats(&f->a).give_ups, 0);
+	pair_free(f);
+}
+
+/*
  * covers: MR-FAIL-007 MR-FC-002
  * An RNR NAK is progress that counts when its wait ends: a responder
  * that is short of receives for longer than the bound is no dead peer.
@@ -1229,6 +1270,7 @@ int main(void)
 		cmocka_unit_test(deadlines_in_the_past_and_stale_timeouts),
 		cmocka_unit_test(dead_peer_fails_after_the_give_up_bound),
 		cmocka_unit_test(give_up_bound_has_a_pto_floor),
+		cmocka_unit_test(stalled_caller_does_not_give_up_on_a_live_peer),
 		cmocka_unit_test(rnr_wait_longer_than_the_bound_is_not_a_dead_peer),
 	};
 
