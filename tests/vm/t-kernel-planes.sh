@@ -101,8 +101,12 @@ for d in mr0 mr1; do
 done
 
 step "ib_write_bw while plane 1 goes down and comes back"
-( mr_peer bw-cut tcp:18515 ib_write_bw -d @DEV@ -x "$gid" -F -s 65536 -D 20 -- \
-	-d @DEV@ -x "$gid" -F -s 65536 -D 20 "$server" ) &
+# A count, not -D: perftest times -D with a cycle counter it calibrates at
+# start, which under TCG may end the run before the plane comes back.  5000
+# x 64 KiB outlasts the cut on a fast guest (12 MB/s: 27 s); the bound is
+# for a slow one (3 MB/s on a loaded host: 110 s).
+( MR_PEER_TIMEOUT=300 mr_peer bw-cut tcp:18515 ib_write_bw -d @DEV@ -x "$gid" -F -s 65536 -n 5000 -- \
+	-d @DEV@ -x "$gid" -F -s 65536 -n 5000 "$server" ) &
 bw_pid=$!
 # Cut once the measurement runs (the header is printed when it starts).
 vm_wait_until 90 grep -q '#bytes' cli-bw-cut.txt || fail "ib_write_bw did not start"
