@@ -56,7 +56,13 @@ static int mrc_config_valid(const struct mrc_config *cfg)
 		return 0;
 	if (!cfg->initial_rtt_ns || !cfg->probe_interval_ns || !cfg->rto_ns)
 		return 0;
-	if (cfg->cc_flags & ~(MRC_CC_ECN | MRC_CC_DELAY) || cfg->reserved0)
+	if (cfg->cc_flags & ~(MRC_CC_ECN | MRC_CC_DELAY) || cfg->reserved1)
+		return 0;
+	if (cfg->flags & ~MRC_CFG_CALLER_ICRC ||
+	    ((cfg->flags & MRC_CFG_CALLER_ICRC) &&
+	     cfg->mode != MRC_MODE_ROCEV2))
+		return 0;
+	if (cfg->max_rd_atomic > MRC_MAX_RD_ATOMIC)
 		return 0;
 	if ((cfg->cc_flags & MRC_CC_DELAY) && !cfg->target_delay_ns)
 		return 0;
@@ -99,6 +105,7 @@ int mrc_conn_set_requester(struct mrc_conn *c, const struct mrc_config *cfg)
 	n.retry_cnt = cfg->retry_cnt;
 	n.rnr_retry = cfg->rnr_retry;
 	n.rto_ns = cfg->rto_ns;
+	n.max_rd_atomic = cfg->max_rd_atomic;
 	if (!mrc_config_valid(&n))
 		return -EINVAL;
 	/*
@@ -474,8 +481,10 @@ int mrc_packetize(struct mrc_conn *c, u32 *psn_out)
 		return -EAGAIN;
 	w = &c->sq[c->sq_pkt % MRC_SQ_RING];
 	if (mrc_op_rd_atomic(w->opcode)) {
-		/* At most MRC_MAX_RD_ATOMIC in progress (IBTA max_rd_atomic). */
-		if (c->rd_tail - c->rd_head >= MRC_MAX_RD_ATOMIC)
+		/* At most max_rd_atomic in progress (IBTA). */
+		if (c->rd_tail - c->rd_head >= (c->cfg.max_rd_atomic ?
+						c->cfg.max_rd_atomic :
+						MRC_MAX_RD_ATOMIC))
 			return -EAGAIN;
 		/*
 		 * A RoCEv2 READ takes one PSN per response packet (IBTA);
@@ -532,6 +541,21 @@ int mrc_check_crc(const u8 *pkt, size_t len)
 {
 	return mrc_crc32c(pkt, len - MR_CRC_LEN) ==
 	       mrc_get_be32(pkt + len - MR_CRC_LEN);
+}
+
+/*
+ * The trailer of a packet of c (MR-COMPAT-012): the CRC32C, or with
+ * MRC_CFG_CALLER_ICRC an ICRC slot left zeroed for the caller.
+ */
+int mrc_finish_conn_packet(const struct mrc_conn *c, u8 *buf, size_t len,
+			   size_t cap)
+{
+	if (!(c->cfg.flags & MRC_CFG_CALLER_ICRC))
+		return mrc_finish_packet(buf, len, cap);
+	if (len + MR_CRC_LEN > cap)
+		return -ENOBUFS;
+	memset(buf + len, 0, MR_CRC_LEN);
+	return (int)(len + MR_CRC_LEN);
 }
 
 /*
@@ -593,7 +617,10 @@ int mrc_recv_packet(struct mrc_conn *c, const void *pkt, size_t len,
 int mrc_recv_packet_ex(struct mrc_conn *c, const void *pkt, size_t len,
 		       unsigned int path, unsigned int flags, u64 now)
 {
-	if (flags & ~MRC_RX_CE)
+	int caller_icrc = c->cfg.flags & MRC_CFG_CALLER_ICRC;
+
+	if (flags & ~(MRC_RX_CE | MRC_RX_ICRC_OK) ||
+	    ((flags & MRC_RX_ICRC_OK) && !caller_icrc))
 		return -EINVAL;
 	if (path >= c->cfg.num_paths) {
 		c->st.rx_malformed++;
@@ -603,7 +630,7 @@ int mrc_recv_packet_ex(struct mrc_conn *c, const void *pkt, size_t len,
 		c->st.rx_malformed++;
 		return -EPROTO;
 	}
-	if (!mrc_check_crc(pkt, len)) {
+	if (caller_icrc ? !(flags & MRC_RX_ICRC_OK) : !mrc_check_crc(pkt, len)) {
 		c->st.rx_bad_crc++;
 		return -EBADMSG;
 	}

@@ -339,6 +339,8 @@ void mrc_complete_recvs(struct mrc_conn *c);
 int mrc_packetize(struct mrc_conn *c, u32 *psn_out);
 int mrc_finish_packet(u8 *buf, size_t len, size_t cap);
 int mrc_check_crc(const u8 *pkt, size_t len);
+int mrc_finish_conn_packet(const struct mrc_conn *c, u8 *buf, size_t len,
+			   size_t cap);
 void mrc_schedule_ack(struct mrc_conn *c, unsigned int path, int now_flag,
 		      u64 now);
 void mrc_schedule_final_ack(struct mrc_conn *c, unsigned int path, u64 now);

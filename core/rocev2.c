@@ -130,7 +130,7 @@ static int mrc_gbn_build_request(struct mrc_conn *c, u8 *b, size_t cap,
 	mrc_gbn_count_tx(c, retrans, now, t);
 	/* the request stands for its whole PSN range */
 	c->snd_tx = mrc_psn_add(w->last_psn, 1);
-	return mrc_finish_packet(b, hlen, cap);
+	return mrc_finish_conn_packet(c, b, hlen, cap);
 }
 
 static int mrc_gbn_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
@@ -164,7 +164,7 @@ static int mrc_gbn_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 	memset(b + hlen + t->len, 0, pad);
 	mrc_gbn_count_tx(c, t->tx_count != 0, now, t);
 	c->snd_tx = mrc_psn_add(psn, 1);
-	return mrc_finish_packet(b, hlen + t->len + pad, cap);
+	return mrc_finish_conn_packet(c, b, hlen + t->len + pad, cap);
 }
 
 static void mrc_gbn_nak(struct mrc_conn *c, u8 syn, u32 psn, u64 now)
@@ -217,7 +217,8 @@ static int mrc_gbn_build_response(struct mrc_conn *c, u8 *b, size_t cap,
 		mrc_put_be64(b + hlen, r->orig);
 		r->pending = 0;
 		mrc_gbn_count_tx(c, 0, now, NULL);
-		return mrc_finish_packet(b, hlen + MR_ATOMIC_ACK_ETH_LEN, cap);
+		return mrc_finish_conn_packet(c, b,
+					      hlen + MR_ATOMIC_ACK_ETH_LEN, cap);
 	}
 	off = mrc_psn_diff(psn, r->first_psn) * c->cfg.mtu;
 	plen = r->length - off;
@@ -251,7 +252,7 @@ static int mrc_gbn_build_response(struct mrc_conn *c, u8 *b, size_t cap,
 	if (last)
 		r->pending = 0;
 	mrc_gbn_count_tx(c, 0, now, NULL);
-	return mrc_finish_packet(b, hlen + plen + pad, cap);
+	return mrc_finish_conn_packet(c, b, hlen + plen + pad, cap);
 }
 
 static int mrc_gbn_build_ack(struct mrc_conn *c, u8 *b, size_t cap)
@@ -271,7 +272,7 @@ static int mrc_gbn_build_ack(struct mrc_conn *c, u8 *b, size_t cap)
 	mrc_put_bth(c, b, MR_IB_ACK, 0, 0, psn);
 	mrc_put_be32(b + MR_BTH_LEN, (u32)syn << 24 | (c->msn & MRC_PSN_MASK));
 	mrc_ack_sent(c, 0);
-	return mrc_finish_packet(b, MR_BTH_LEN + MR_AETH_LEN, cap);
+	return mrc_finish_conn_packet(c, b, MR_BTH_LEN + MR_AETH_LEN, cap);
 }
 
 int mrc_gbn_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,

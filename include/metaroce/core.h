@@ -70,7 +70,8 @@ extern "C" {
 
 /*
  * Largest datagram payload mrc_next_packet() can produce for a given MTU
- * (payload bytes per packet): headers + payload + 4-byte CRC trailer.
+ * (payload bytes per packet): headers + payload + 4-byte trailer (CRC32C,
+ * or in RoCEv2 mode with MRC_CFG_CALLER_ICRC the ICRC slot).
  * A buffer of MRC_MAX_PKT_LEN(cfg.mtu) bytes is always large enough.
  */
 #define MRC_MAX_HDR_LEN		176
@@ -117,8 +118,21 @@ enum mrc_path_state {
 #define MRC_CC_ECN		0x1	/* ECN echoes, DCTCP-like (MR-CC-005) */
 #define MRC_CC_DELAY		0x2	/* RTT above target (MR-CC-006) */
 
+/*
+ * struct mrc_config.flags.  MRC_CFG_CALLER_ICRC (MRC_MODE_ROCEV2 only,
+ * MR-COMPAT-012): the packet's 4-byte trailer is the IBTA ICRC, which
+ * covers the IP and UDP headers the core never sees, so the caller owns
+ * it: mrc_next_packet() leaves the slot zeroed for the caller to fill
+ * once the packet is encapsulated, and mrc_recv_packet_ex() takes a
+ * packet only with MRC_RX_ICRC_OK (the caller checked it).  Without the
+ * flag the core writes and checks a CRC32C in that slot, a stand-in for
+ * callers that have no IP header (simulator, unit tests).
+ */
+#define MRC_CFG_CALLER_ICRC	0x1
+
 /* mrc_recv_packet_ex() flags: what the IP layer knew about the datagram. */
 #define MRC_RX_CE		0x1	/* IP ECN field was CE (0b11) */
+#define MRC_RX_ICRC_OK		0x2	/* caller verified the ICRC trailer */
 
 struct mrc_config {
 	uint32_t mode;		/* enum mrc_mode */
@@ -146,8 +160,15 @@ struct mrc_config {
 				 * progress (MR-FAIL-007) */
 	/* Added after the first release: zero means "off". */
 	uint32_t cc_flags;	/* MRC_CC_*; default MRC_CC_ECN */
-	uint32_t reserved0;	/* must be 0 */
+	uint32_t flags;		/* MRC_CFG_* */
 	uint64_t target_delay_ns; /* MRC_CC_DELAY: queueing delay target */
+	/*
+	 * IBTA max_rd_atomic: READ/atomic WRs the requester has in progress
+	 * at once, at most MRC_MAX_RD_ATOMIC (0: MRC_MAX_RD_ATOMIC).  The
+	 * peer's responder resources: more would be dropped there.
+	 */
+	uint32_t max_rd_atomic;
+	uint32_t reserved1;	/* must be 0 */
 };
 
 /* Callbacks into the owner of the payload memory.  Return 0 or -errno. */
@@ -312,7 +333,7 @@ int mrc_post_send(struct mrc_conn *conn, const struct mrc_send_wr *wr,
 /* -ENOSPC: receive queue full; -EIO: QP in error. */
 /*
  * Take the requester's attributes of cfg (local_psn, retry_cnt, rnr_retry,
- * rto_ns) after mrc_conn_init() but before any send WR is posted: a verbs
+ * rto_ns, max_rd_atomic) after mrc_conn_init() but before any send WR is posted: a verbs
  * QP is a responder from RTR on and learns these only at RTR->RTS.  The
  * other fields of cfg are ignored.  -EBUSY once a send WR was posted,
  * -EINVAL if the result is not a valid configuration.
@@ -330,9 +351,12 @@ int mrc_recv_packet(struct mrc_conn *conn, const void *pkt, size_t len,
 		    unsigned int path, uint64_t now);
 
 /*
- * mrc_recv_packet() with what the IP layer knows: flags is MRC_RX_CE when
- * the datagram's IP header (or the simulator's queue disc) carried ECN CE.
- * -EINVAL for unknown flag bits.  mrc_recv_packet() is flags = 0.
+ * mrc_recv_packet() with what the IP layer knows: flags has MRC_RX_CE when
+ * the datagram's IP header (or the simulator's queue disc) carried ECN CE,
+ * MRC_RX_ICRC_OK when the caller checked its ICRC (see MRC_CFG_CALLER_ICRC;
+ * a connection with that flag drops a packet without it as a bad CRC).
+ * -EINVAL for unknown flag bits and for MRC_RX_ICRC_OK on a connection
+ * without MRC_CFG_CALLER_ICRC.  mrc_recv_packet() is flags = 0.
  */
 int mrc_recv_packet_ex(struct mrc_conn *conn, const void *pkt, size_t len,
 		       unsigned int path, unsigned int flags, uint64_t now);

@@ -54,6 +54,40 @@ static void settle(struct fx *f)
 }
 
 /*
+ * The requester keeps at most max_rd_atomic READs in progress (IBTA):
+ * the peer's responder resources, taken at RTR->RTS.
+ * covers: MR-COMPAT-013
+ */
+static void max_rd_atomic_bounds_reads_in_flight(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_ROCEV2, 1);
+	struct mrc_config rts;
+	struct fx *f;
+	struct pkt p;
+	int i, n = 0;
+
+	(void)state;
+	cfg.max_rd_atomic = 2;
+	f = pair_new(&cfg);
+	rts = cfg;
+	rts.max_rd_atomic = MRC_MAX_RD_ATOMIC + 1;	/* a requester field */
+	assert_int_equal(mrc_conn_set_requester(f->a.conn, &rts), -EINVAL);
+	for (i = 0; i < 5; i++)
+		add_msg(&f->a, MRC_OP_RDMA_READ, 10);
+	post(f);
+	while ((p = take(f, &f->a)).len) {
+		assert_int_equal(p.b[0], MR_IB_READ_REQ);
+		assert_int_equal(give(f, &f->b, &p), 0);
+		n++;
+	}
+	assert_int_equal(n, 2);		/* then the responses free slots */
+	settle(f);
+	assert_int_equal(f->a.tx_done, 5);
+	assert_int_equal(fx_verify(f), 0);
+	pair_free(f);
+}
+
+/*
  * Byte-exact READs of sizes around MTU multiples, both modes.
  * covers: MR-OPS-001 MR-OPS-002 MR-COMPAT-008
  */
@@ -612,6 +646,7 @@ static void read_response_wait_times_out(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(max_rd_atomic_bounds_reads_in_flight),
 		cmocka_unit_test(read_sizes_are_byte_exact),
 		cmocka_unit_test(reads_survive_loss_reorder_and_duplication),
 		cmocka_unit_test(atomic_runs_exactly_once),

@@ -293,6 +293,74 @@ static void requester_attributes_after_init(void **state)
 	pair_free(f);
 }
 
+/*
+ * With MRC_CFG_CALLER_ICRC the trailer is an ICRC slot the core leaves
+ * zero, and a packet counts only when the caller vouches for its ICRC.
+ * covers: MR-COMPAT-012
+ */
+static void caller_icrc_slot_and_rx_flag(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_ROCEV2, 1);
+	struct mrc_conn_stats st;
+	struct fx *f;
+	struct pkt p;
+
+	(void)state;
+	cfg.flags = MRC_CFG_CALLER_ICRC;
+	f = gbn_pair(&cfg);
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	post(f);
+	p = take(f, &f->a);
+	assert_int_equal(p.len, 12 + 100 + 4);
+	assert_int_equal(be32(p.b + p.len - 4), 0);	/* the caller's slot */
+	/* not vouched for: dropped as a bad CRC, nothing placed */
+	assert_int_equal(give(f, &f->b, &p), -EBADMSG);
+	st = cstats(&f->b);
+	assert_int_equal(st.rx_bad_crc, 1);
+	assert_int_equal(st.rx_data, 0);
+	/* a CRC32C in the slot changes nothing: only the flag counts */
+	reseal(&p);
+	assert_int_equal(give(f, &f->b, &p), -EBADMSG);
+	assert_int_equal(mrc_recv_packet_ex(f->b.conn, p.b, p.len, 0,
+					    MRC_RX_ICRC_OK, f->now), 0);
+	st = cstats(&f->b);
+	assert_int_equal(st.rx_bad_crc, 2);
+	assert_int_equal(st.rx_data, 1);
+	pair_free(f);
+
+	/* the flag belongs to connections whose caller does the ICRC */
+	f = gbn_pair(NULL);
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	post(f);
+	p = take(f, &f->a);
+	assert_int_equal(be32(p.b + p.len - 4), mrc_crc32c(p.b, p.len - 4));
+	assert_int_equal(mrc_recv_packet_ex(f->b.conn, p.b, p.len, 0,
+					    MRC_RX_ICRC_OK, f->now), -EINVAL);
+	assert_int_equal(cstats(&f->b).rx_data, 0);
+	pair_free(f);
+
+	/* MetaRoCE mode has no ICRC: its CRC32C is the core's (MR-WIRE-006) */
+	cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	cfg.flags = MRC_CFG_CALLER_ICRC;
+	{
+		struct mrc_callbacks cb = { 0 };
+		void *conn = calloc(1, mrc_conn_size());
+
+		cb.read_payload = (void *)1;
+		cb.place_send = (void *)1;
+		cb.place_write = (void *)1;
+		assert_int_equal(mrc_conn_init(conn, &cfg, &cb, NULL, 0),
+				 -EINVAL);
+		cfg.flags = 0x2;		/* unknown flag */
+		cfg.mode = MRC_MODE_ROCEV2;
+		assert_int_equal(mrc_conn_init(conn, &cfg, &cb, NULL, 0),
+				 -EINVAL);
+		cfg.flags = MRC_CFG_CALLER_ICRC;
+		assert_int_equal(mrc_conn_init(conn, &cfg, &cb, NULL, 0), 0);
+		free(conn);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +372,7 @@ int main(void)
 		cmocka_unit_test(rnr_nak_then_resume),
 		cmocka_unit_test(rnr_retry_counts_from_last_progress),
 		cmocka_unit_test(requester_attributes_after_init),
+		cmocka_unit_test(caller_icrc_slot_and_rx_flag),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
