@@ -356,7 +356,11 @@ struct metaroce_skb_cb {
 };
 #define METAROCE_SKB_CB(skb) ((struct metaroce_skb_cb *)(skb)->cb)
 
-/* What a datagram built by metaroce_ud.c carries to metaroce_ud_xmit(). */
+/*
+ * The addressing of a RoCEv2 datagram: what one built by metaroce_ud.c
+ * carries to metaroce_ud_xmit() in skb->cb, and what metaroce_xmit()
+ * gives a RoCEv2-mode RC packet (metaroce_roce_out() in both cases).
+ */
 struct metaroce_ud_cb {
 	struct in6_addr saddr, daddr;	/* IPv4-mapped unless ipv6 */
 	u32 flow_label;
@@ -453,7 +457,6 @@ void metaroce_gsi_del(struct metaroce_qp *qp);
 int metaroce_ud_post_send(struct metaroce_qp *qp, const struct ib_send_wr *wr);
 bool metaroce_ud_rx(struct sk_buff *skb);
 bool metaroce_is_ud_opcode(u8 opcode);
-u32 metaroce_icrc(const struct sk_buff *skb, const u8 *udp, size_t len);
 
 /* metaroce_transport.c */
 int metaroce_conn_start(struct metaroce_qp *qp);
@@ -485,7 +488,7 @@ int metaroce_sock_get(struct metaroce_dev *mdev);
 void metaroce_sock_put(struct metaroce_dev *mdev);
 void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out);
 void metaroce_ud_xmit(struct metaroce_dev *mdev, struct sk_buff *skb);
-u16 metaroce_dst_port(enum mrc_mode mode);
+bool metaroce_icrc_ok(const struct sk_buff *skb);
 bool metaroce_can_rocev2(const struct metaroce_dev *mdev);
 enum ib_port_state metaroce_port_state(const struct net_device *ndev);
 enum ib_mtu metaroce_active_mtu(const struct net_device *ndev);

@@ -27,7 +27,14 @@
  * next to a MetaRoCE device in the same namespace.
  */
 
+#include <linux/crc32.h>
 #include <linux/rtnetlink.h>
+#include <linux/version.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
 #include <net/addrconf.h>
 #include <net/inet_ecn.h>
 #include <net/ip6_checksum.h>
@@ -168,6 +175,65 @@ static struct notifier_block metaroce_netdev_notifier = {
 	.notifier_call = metaroce_netdev_event,
 };
 
+/* Seed of the ICRC: CRC-32 of eight 0xff bytes, the masked IB LRH. */
+#define METAROCE_ICRC_SEED	0xdebb20e3
+
+/*
+ * The IBTA ICRC of a RoCEv2 packet, UD or RoCEv2-mode RC (MR-COMPAT-010,
+ * MR-COMPAT-012): @udp points at its UDP header, @len bytes from there to
+ * the end including the 4-byte ICRC itself; the skb's network header is
+ * the packet's IP header (IPv4 without options, or IPv6).  Masked (set to
+ * ones, IBTA A17.8.2): IPv4 TOS, TTL and checksum, IPv6 traffic class,
+ * flow label and hop limit, the UDP checksum and the BTH's reserved byte
+ * before the QPN.
+ */
+static u32 metaroce_icrc(const struct sk_buff *skb, const u8 *udp, size_t len)
+{
+	u8 hdr[sizeof(struct ipv6hdr) + sizeof(struct udphdr) + MR_BTH_LEN];
+	size_t iplen, fixed;
+	u32 crc;
+
+	if (ip_hdr(skb)->version == 4) {
+		struct iphdr *ip4 = (struct iphdr *)hdr;
+
+		iplen = sizeof(*ip4);
+		memcpy(ip4, ip_hdr(skb), iplen);
+		ip4->tos = 0xff;
+		ip4->ttl = 0xff;
+		ip4->check = (__force __sum16)0xffff;	/* all ones: no byte order */
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)hdr;
+
+		iplen = sizeof(*ip6);
+		memcpy(ip6, ipv6_hdr(skb), iplen);
+		ip6->priority = 0xf;
+		memset(ip6->flow_lbl, 0xff, sizeof(ip6->flow_lbl));
+		ip6->hop_limit = 0xff;
+	}
+	fixed = sizeof(struct udphdr) + MR_BTH_LEN;
+	memcpy(hdr + iplen, udp, fixed);
+	((struct udphdr *)(hdr + iplen))->check = (__force __sum16)0xffff;
+	hdr[iplen + sizeof(struct udphdr) + 4] = 0xff;
+
+	crc = crc32_le(METAROCE_ICRC_SEED, hdr, iplen + fixed);
+	crc = crc32_le(crc, udp + fixed, len - fixed - MR_CRC_LEN);
+	return ~crc;
+}
+
+/*
+ * Whether the ICRC of a received RoCEv2 packet is right.  skb data starts
+ * at the UDP header, is linear and holds at least the UDP header, a BTH
+ * and the ICRC; an IPv4 header with options is no RoCEv2 packet.
+ */
+bool metaroce_icrc_ok(const struct sk_buff *skb)
+{
+	if (ip_hdr(skb)->version == 4 &&
+	    ip_hdr(skb)->ihl != sizeof(struct iphdr) / 4)
+		return false;
+	return metaroce_icrc(skb, skb->data, skb->len) ==
+	       get_unaligned_le32(skb->data + skb->len - MR_CRC_LEN);
+}
+
 struct metaroce_sock {
 	struct list_head list;		/* on metaroce_socks */
 	struct net *net;		/* not a reference: see pernet exit */
@@ -181,11 +247,6 @@ struct metaroce_sock {
 /* Protects metaroce_socks and every metaroce_sock's users and sock. */
 static DEFINE_MUTEX(metaroce_socks_lock);
 static LIST_HEAD(metaroce_socks);
-
-u16 metaroce_dst_port(enum mrc_mode mode)
-{
-	return mode == MRC_MODE_ROCEV2 ? MR_ROCEV2_UDP_PORT : MR_UDP_PORT;
-}
 
 /* Whether @mdev can carry RoCEv2-mode RC: its namespace got UDP 4791. */
 bool metaroce_can_rocev2(const struct metaroce_dev *mdev)
@@ -224,10 +285,10 @@ static u8 metaroce_tos(const struct metaroce_qp *qp)
 static int metaroce_rc_recv(struct sock *sk, struct sk_buff *skb,
 			    enum mrc_mode mode)
 {
+	unsigned int rx_flags = 0;
 	struct metaroce_qp *qp;
 	const u8 *pkt;
 	size_t len;
-	bool ce;
 	u32 qpn;
 
 	if (skb_linearize(skb) ||
@@ -256,11 +317,30 @@ static int metaroce_rc_recv(struct sock *sk, struct sk_buff *skb,
 		goto drop;
 	}
 	metaroce_plane_count_rx(qp->mdev, skb->skb_iif);
+	/*
+	 * RoCEv2 mode: the trailer is the IBTA ICRC over the IP and UDP
+	 * headers too, so it is checked here, not by the core, which is
+	 * told so (MR-COMPAT-012).  MetaRoCE mode's CRC32C is the core's.
+	 */
+	if (mode == MRC_MODE_ROCEV2) {
+		if (len < MR_BTH_LEN + MR_CRC_LEN) {
+			metaroce_count(qp->mdev, METAROCE_CNT_RX_MALFORMED);
+			metaroce_qp_put(qp);
+			goto drop;
+		}
+		if (!metaroce_icrc_ok(skb)) {
+			metaroce_count(qp->mdev, METAROCE_CNT_RX_BAD_CRC);
+			metaroce_qp_put(qp);
+			goto drop;
+		}
+		rx_flags |= MRC_RX_ICRC_OK;
+	}
 	/* IPv4 only, like the transmit side; the IP header is still there. */
-	ce = INET_ECN_is_ce(ip_hdr(skb)->tos);
-	if (ce)
+	if (INET_ECN_is_ce(ip_hdr(skb)->tos)) {
 		metaroce_count(qp->mdev, METAROCE_CNT_RX_ECN_CE);
-	metaroce_qp_rx(qp, pkt, len, ce ? MRC_RX_CE : 0);
+		rx_flags |= MRC_RX_CE;
+	}
+	metaroce_qp_rx(qp, pkt, len, rx_flags);
 	metaroce_qp_put(qp);
 	consume_skb(skb);
 	return 0;
@@ -446,6 +526,67 @@ void metaroce_sock_put(struct metaroce_dev *mdev)
 }
 
 /*
+ * Put the UDP and IP headers of @cb in front of the RoCEv2 datagram @skb
+ * (UDP payload from the BTH to the ICRC slot), routed by @dst, fill in the
+ * ICRC, which covers those headers, and send it from @sk: one place for
+ * UD datagrams and RoCEv2-mode RC packets (MR-COMPAT-010, MR-COMPAT-012).
+ * Consumes @skb.  Under RCU (@sk).
+ */
+static int metaroce_roce_out(struct net *net, struct sock *sk,
+			     struct sk_buff *skb, struct dst_entry *dst,
+			     const struct metaroce_ud_cb *cb)
+{
+	struct udphdr *uh;
+
+	skb_dst_set(skb, dst);
+	memset(skb->cb, 0, sizeof(skb->cb));	/* IPCB / IP6CB from here */
+
+	uh = skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh->source = htons(cb->sport);
+	uh->dest = htons(MR_ROCEV2_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+	if (!cb->ipv6) {
+		struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+		skb_reset_network_header(skb);
+		iph->version = 4;
+		iph->ihl = sizeof(*iph) / 4;
+		iph->tos = cb->traffic_class;
+		iph->tot_len = htons(skb->len);
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = cb->hop_limit ?: ip4_dst_hoplimit(dst);
+		iph->protocol = IPPROTO_UDP;
+		iph->saddr = cb->saddr.s6_addr32[3];
+		iph->daddr = cb->daddr.s6_addr32[3];
+		/* The ICRC covers the identification: choose it now. */
+		__ip_select_ident(net, iph, 1);
+		skb->protocol = htons(ETH_P_IP);
+	} else {
+		struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+		skb_reset_network_header(skb);
+		ip6_flow_hdr(ip6h, cb->traffic_class, htonl(cb->flow_label));
+		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = cb->hop_limit ?: ip6_dst_hoplimit(dst);
+		ip6h->saddr = cb->saddr;
+		ip6h->daddr = cb->daddr;
+		skb->protocol = htons(ETH_P_IPV6);
+	}
+	put_unaligned_le32(metaroce_icrc(skb, (u8 *)uh, ntohs(uh->len)),
+			   skb_tail_pointer(skb) - MR_CRC_LEN);
+	if (cb->ipv6) {
+		/* IPv6 needs a UDP checksum; it covers the ICRC. */
+		udp6_set_csum(false, skb, &cb->saddr, &cb->daddr,
+			      ntohs(uh->len));
+		return ip6_local_out(net, sk, skb);
+	}
+	return ip_local_out(net, sk, skb);
+}
+
+/*
  * Send the packets on @out built for @qp.  Any context, no QP lock.  The
  * packet's path picks the plane (metaroce_plane.c) and, with the QP's
  * base, the UDP source port.  Plane 0 sends from the QP's GID address,
@@ -463,6 +604,7 @@ void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 	struct sk_buff *skb;
 	struct socket *sock;
 	struct rtable *rt;
+	int ret;
 
 	if (skb_queue_empty(out))
 		return;
@@ -494,11 +636,27 @@ void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 		if (IS_ERR(rt))
 			goto err;
 		skb->ignore_df = 1;
-		udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr, fl4.daddr,
-				    metaroce_tos(qp),
-				    ip4_dst_hoplimit(&rt->dst), htons(IP_DF),
-				    htons(sport), htons(metaroce_dst_port(qp->mode)),
-				    false, false);
+		if (qp->mode == MRC_MODE_ROCEV2) {
+			/* The ICRC slot is ours to fill (MR-COMPAT-012). */
+			struct metaroce_ud_cb cb = { .sport = sport };
+
+			ipv6_addr_set_v4mapped(fl4.saddr, &cb.saddr);
+			ipv6_addr_set_v4mapped(fl4.daddr, &cb.daddr);
+			cb.traffic_class = metaroce_tos(qp);
+			/* net_xmit_eval() evaluates its argument twice. */
+			ret = metaroce_roce_out(dev_net(ndev), sock->sk, skb,
+						&rt->dst, &cb);
+			if (net_xmit_eval(ret)) {
+				skb = NULL;	/* consumed */
+				goto err;
+			}
+		} else {
+			udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr,
+					    fl4.daddr, metaroce_tos(qp),
+					    ip4_dst_hoplimit(&rt->dst),
+					    htons(IP_DF), htons(sport),
+					    htons(MR_UDP_PORT), false, false);
+		}
 		metaroce_count(mdev, METAROCE_CNT_TX_PACKETS);
 		metaroce_plane_count(plane, METAROCE_PCNT_TX_PACKETS);
 		continue;
@@ -513,9 +671,8 @@ err:
 
 /*
  * A datagram built by metaroce_ud.c (UDP payload from the BTH to the
- * ICRC, addressing in METAROCE_UD_CB): route it, put the UDP and IP
- * headers in front, fill in the ICRC and send it.  Process context (the
- * QP's ud_tx_work).
+ * ICRC, addressing in METAROCE_UD_CB): route it and send it.  Process
+ * context (the QP's ud_tx_work).
  */
 void metaroce_ud_xmit(struct metaroce_dev *mdev, struct sk_buff *skb)
 {
@@ -524,7 +681,6 @@ void metaroce_ud_xmit(struct metaroce_dev *mdev, struct sk_buff *skb)
 	struct net *net = dev_net(ndev);
 	struct dst_entry *dst;
 	struct socket *sock = NULL;
-	struct udphdr *uh;
 	int err;
 
 	rcu_read_lock();
@@ -558,53 +714,7 @@ void metaroce_ud_xmit(struct metaroce_dev *mdev, struct sk_buff *skb)
 		if (IS_ERR(dst))
 			goto drop;
 	}
-	skb_dst_set(skb, dst);
-	memset(skb->cb, 0, sizeof(skb->cb));	/* IPCB / IP6CB from here */
-
-	uh = skb_push(skb, sizeof(*uh));
-	skb_reset_transport_header(skb);
-	uh->source = htons(cb.sport);
-	uh->dest = htons(MR_ROCEV2_UDP_PORT);
-	uh->len = htons(skb->len);
-	uh->check = 0;
-	if (!cb.ipv6) {
-		struct iphdr *iph = skb_push(skb, sizeof(*iph));
-
-		skb_reset_network_header(skb);
-		iph->version = 4;
-		iph->ihl = sizeof(*iph) / 4;
-		iph->tos = cb.traffic_class;
-		iph->tot_len = htons(skb->len);
-		iph->frag_off = htons(IP_DF);
-		iph->ttl = cb.hop_limit ?: ip4_dst_hoplimit(dst);
-		iph->protocol = IPPROTO_UDP;
-		iph->saddr = cb.saddr.s6_addr32[3];
-		iph->daddr = cb.daddr.s6_addr32[3];
-		/* The ICRC covers the identification: choose it now. */
-		__ip_select_ident(net, iph, 1);
-		skb->protocol = htons(ETH_P_IP);
-	} else {
-		struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
-
-		skb_reset_network_header(skb);
-		ip6_flow_hdr(ip6h, cb.traffic_class, htonl(cb.flow_label));
-		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
-		ip6h->nexthdr = IPPROTO_UDP;
-		ip6h->hop_limit = cb.hop_limit ?: ip6_dst_hoplimit(dst);
-		ip6h->saddr = cb.saddr;
-		ip6h->daddr = cb.daddr;
-		skb->protocol = htons(ETH_P_IPV6);
-	}
-	put_unaligned_le32(metaroce_icrc(skb, (u8 *)uh, ntohs(uh->len)),
-			   skb_tail_pointer(skb) - 4);
-	if (cb.ipv6)
-		/* IPv6 needs a UDP checksum; it covers the ICRC. */
-		udp6_set_csum(false, skb, &cb.saddr, &cb.daddr,
-			      ntohs(uh->len));
-	if (cb.ipv6)
-		err = ip6_local_out(net, sock->sk, skb);
-	else
-		err = ip_local_out(net, sock->sk, skb);
+	err = metaroce_roce_out(net, sock->sk, skb, dst, &cb);
 	rcu_read_unlock();
 	metaroce_count(mdev, net_xmit_eval(err) ? METAROCE_CNT_TX_ERRORS :
 						  METAROCE_CNT_TX_PACKETS);

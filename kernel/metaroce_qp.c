@@ -424,12 +424,6 @@ static int metaroce_check_attr(struct metaroce_qp *qp,
 		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > METAROCE_LAST_QPN)
 		return -EINVAL;
-	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > METAROCE_MAX_QP_INIT_RD_ATOM)
-		return -EINVAL;
-	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > METAROCE_MAX_QP_RD_ATOM)
-		return -EINVAL;
 	if (mask & IB_QP_CAP) {
 		/* Resizing the queues is not supported. */
 		if (attr->cap.max_send_wr > qp->sq.size ||
@@ -483,14 +477,21 @@ static void metaroce_save_attr(struct metaroce_qp *qp,
 		a->rnr_retry = attr->rnr_retry;
 	if (mask & IB_QP_RQ_PSN)
 		a->rq_psn = attr->rq_psn & MR_PSN_MASK;
+	/*
+	 * More READ/atomic depth than the device has is clamped, not
+	 * refused (MR-COMPAT-013): perftest passes the peer's 128, and IBTA
+	 * lets a device report its maximum; query_qp reports the clamp.
+	 */
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		a->max_rd_atomic = attr->max_rd_atomic;
+		a->max_rd_atomic = min_t(u8, attr->max_rd_atomic,
+					 METAROCE_MAX_QP_INIT_RD_ATOM);
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		a->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_SQ_PSN)
 		a->sq_psn = attr->sq_psn & MR_PSN_MASK;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
-		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+		a->max_dest_rd_atomic = min_t(u8, attr->max_dest_rd_atomic,
+					      METAROCE_MAX_QP_RD_ATOM);
 	if (mask & IB_QP_DEST_QPN)
 		a->dest_qp_num = attr->dest_qp_num;
 }

@@ -43,6 +43,8 @@ static_assert((int)MRC_WC_LOC_PROT_ERR == (int)IB_WC_LOC_PROT_ERR);
 static_assert((int)MRC_WC_REM_OP_ERR == (int)IB_WC_REM_OP_ERR);
 static_assert(METAROCE_MAX_QP_RD_ATOM <= MRC_MAX_RD_ATOMIC);
 static_assert(METAROCE_MAX_QP_INIT_RD_ATOM <= MRC_MAX_RD_ATOMIC);
+/* The ICRC of RoCEv2 mode takes the core's trailer slot. */
+static_assert(MR_CRC_LEN == 4);
 
 /*
  * Copy between @buf and the SGE list @sge of a WR, starting at byte
@@ -257,7 +259,12 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 	cfg->remote_qpn = a->dest_qp_num;
 	cfg->mtu = ib_mtu_enum_to_int(a->path_mtu);
 	cfg->remote_psn = a->rq_psn;
-	/* RoCEv2 mode has one path and no window of its own to steer. */
+	/*
+	 * RoCEv2 mode has one path and no window of its own to steer, and
+	 * its trailer is the ICRC, which metaroce_net.c owns (MR-COMPAT-012).
+	 */
+	if (qp->mode == MRC_MODE_ROCEV2)
+		cfg->flags |= MRC_CFG_CALLER_ICRC;
 	if (qp->mode == MRC_MODE_METAROCE) {
 		if (qp->cfg_paths)
 			cfg->num_paths = qp->cfg_paths;
@@ -271,6 +278,8 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 	cfg->local_psn = a->sq_psn;
 	cfg->retry_cnt = a->retry_cnt;
 	cfg->rnr_retry = a->rnr_retry;
+	/* The peer's responder resources (clamped at modify_qp). */
+	cfg->max_rd_atomic = a->max_rd_atomic;
 	/*
 	 * IBTA local ACK timeout 4.096 us * 2^timeout; 0 keeps the default.
 	 * RoCEv2 mode retransmits after it; MetaRoCE mode gives up after

@@ -10,7 +10,7 @@
  *   IPv4/IPv6 | UDP (dport 4791) | BTH | DETH | [ImmDt] | payload | pad | ICRC
  *
  * with the IBTA ICRC (CRC-32 over the masked IP, UDP and BTH headers and
- * the rest of the packet).  No transport core is involved: post_send
+ * the rest of the packet, metaroce_net.c, as RoCEv2-mode RC).  No transport core is involved: post_send
  * turns each WR into one skb at once, completes it (UD gives no delivery
  * guarantee, and the payload has been copied), and leaves routing, the
  * IP/UDP headers and the ICRC to qp->ud_tx_work (metaroce_ud_xmit()),
@@ -27,7 +27,6 @@
  * nests inside it.  The transmit queue has its own lock (sk_buff_head).
  */
 
-#include <linux/crc32.h>
 #include <linux/version.h>
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 #include <linux/unaligned.h>
@@ -50,8 +49,6 @@
 #define METAROCE_ICRC_LEN		4
 #define METAROCE_BTH_SE			0x80
 #define METAROCE_GRH_LEN		40
-/* Seed of the ICRC: CRC-32 of eight 0xff bytes, the masked IB LRH. */
-#define METAROCE_ICRC_SEED		0xdebb20e3
 /* Room in front of a datagram for the IP, UDP and link headers. */
 #define METAROCE_UD_HEADROOM						\
 	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr))
@@ -66,46 +63,6 @@ bool metaroce_is_ud_opcode(u8 opcode)
 {
 	return opcode == METAROCE_UD_SEND_ONLY ||
 	       opcode == METAROCE_UD_SEND_ONLY_IMM;
-}
-
-/*
- * The ICRC of a RoCEv2 packet: @udp points at its UDP header, @len bytes
- * from there to the end including the ICRC itself; the skb's network
- * header is the packet's IP header.  Masked (set to ones, IBTA A17.8.2):
- * IPv4 TOS, TTL and checksum, IPv6 traffic class, flow label and hop
- * limit, the UDP checksum and the BTH's reserved byte before the QPN.
- */
-u32 metaroce_icrc(const struct sk_buff *skb, const u8 *udp, size_t len)
-{
-	u8 hdr[sizeof(struct ipv6hdr) + sizeof(struct udphdr) + MR_BTH_LEN];
-	size_t iplen, fixed;
-	u32 crc;
-
-	if (ip_hdr(skb)->version == 4) {
-		struct iphdr *ip4 = (struct iphdr *)hdr;
-
-		iplen = sizeof(*ip4);
-		memcpy(ip4, ip_hdr(skb), iplen);
-		ip4->tos = 0xff;
-		ip4->ttl = 0xff;
-		ip4->check = (__force __sum16)0xffff;	/* all ones: no byte order */
-	} else {
-		struct ipv6hdr *ip6 = (struct ipv6hdr *)hdr;
-
-		iplen = sizeof(*ip6);
-		memcpy(ip6, ipv6_hdr(skb), iplen);
-		ip6->priority = 0xf;
-		memset(ip6->flow_lbl, 0xff, sizeof(ip6->flow_lbl));
-		ip6->hop_limit = 0xff;
-	}
-	fixed = sizeof(struct udphdr) + MR_BTH_LEN;
-	memcpy(hdr + iplen, udp, fixed);
-	((struct udphdr *)(hdr + iplen))->check = (__force __sum16)0xffff;
-	hdr[iplen + sizeof(struct udphdr) + 4] = 0xff;
-
-	crc = crc32_le(METAROCE_ICRC_SEED, hdr, iplen + fixed);
-	crc = crc32_le(crc, udp + fixed, len - fixed - METAROCE_ICRC_LEN);
-	return ~crc;
 }
 
 /* Address handles ------------------------------------------------------ */
@@ -503,8 +460,7 @@ bool metaroce_ud_rx(struct sk_buff *skb)
 		goto out;
 	}
 	plen = len - hlen - pad - METAROCE_ICRC_LEN;
-	if (metaroce_icrc(skb, udp, skb->len) !=
-	    get_unaligned_le32(udp + skb->len - METAROCE_ICRC_LEN)) {
+	if (!metaroce_icrc_ok(skb)) {
 		c = METAROCE_CNT_RX_BAD_CRC;
 		goto out;
 	}
