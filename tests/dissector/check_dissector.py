@@ -16,7 +16,8 @@ FIELDS = ["frame.number", "metaroce.mode", "metaroce.path", "metaroce.qpn",
           "metaroce.opcode", "metaroce.psn", "metaroce.flags",
           "metaroce.sack.range", "metaroce.malformed", "metaroce.crc.status",
           "metaroce.flags.retx", "_ws.malformed", "infiniband.bth.opcode",
-          "infiniband.bth.destqp", "infiniband.bth.psn", "_ws.expert.message"]
+          "infiniband.bth.destqp", "infiniband.bth.psn", "_ws.expert.message",
+          "infiniband.invariant.crc"]
 
 
 # Heuristic sub-dissectors of Wireshark's table "infiniband.payload"
@@ -95,7 +96,6 @@ def main():
             continue
         check("malformed", set(), bad)
         check("_ws.malformed", "", g["_ws.malformed"])
-        check("crc status", "1", g["metaroce.crc.status"])
         check("mode", w["mode"], g["metaroce.mode"])
         check("qpn", int(w["qpn"]), num(g["metaroce.qpn"]))
         check("psn", int(w["psn"]), num(g["metaroce.psn"]))
@@ -104,7 +104,13 @@ def main():
             check("infiniband opcode", int(w["opcode"]), num(g["infiniband.bth.opcode"]))
             check("infiniband qpn", int(w["qpn"]), num(g["infiniband.bth.destqp"]))
             check("infiniband psn", int(w["psn"]), num(g["infiniband.bth.psn"]))
+            # The trailer is the ICRC (MR-COMPAT-012): the InfiniBand
+            # dissector's, no CRC32C check of ours.
+            check("crc status", "", g["metaroce.crc.status"])
+            if not g["infiniband.invariant.crc"]:
+                errors.append("frame %s: no infiniband.invariant.crc" % fr)
             continue
+        check("crc status", "1", g["metaroce.crc.status"])
         check("path", int(w["path"]), num(g["metaroce.path"]))
         check("opcode", int(w["opcode"]), num(g["metaroce.opcode"]))
         check("flags", int(w["flags"]), num(g["metaroce.flags"]))

@@ -181,6 +181,8 @@ struct Verbs final : HelperBackend {
 		// rdma_metaroce.ko: path p leaves from UDP source port base + p.
 		if (!rocev2)
 			q->sport_base = 0xc000 + ((qp->qp_num * 16) & 0x3fff);
+		// RoCEv2 mode ends every packet in the IBTA ICRC.
+		q->icrc = rocev2;
 		return {};
 	}
 

@@ -32,6 +32,10 @@ uint64_t get_be64(const uint8_t *p);
 void seal(Bytes &b);
 void reseal(Bytes &b);
 bool crc_ok(const Bytes &b);
+// The IBTA ICRC (MR-COMPAT-013) of a RoCEv2 datagram: ip is its 20-byte
+// IPv4 header, udp its UDP header and everything after it, the 4-byte
+// ICRC slot included (the value goes there little-endian).
+uint32_t icrc_ipv4(const uint8_t *ip, const uint8_t *udp, size_t len);
 
 struct DataPkt {		// what the suite sends as a requester
 	uint8_t version = 1, caps = 0x1, opcode = 0x01, flags = 0, path = 0;

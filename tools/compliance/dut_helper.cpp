@@ -124,19 +124,22 @@ std::string format_qp(const HelperQp &q)
 		s << " answer_ns=" << i.answer_ns;
 	if (i.timer_ns)
 		s << " timer_ns=" << i.timer_ns;
+	if (q.icrc)
+		s << " icrc=1";
 	return s.str();
 }
 
 bool parse_qp(const std::string &args, HelperQp *q)
 {
 	std::map<std::string, std::string> kv;
-	uint64_t v[12] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
-	static const char *const names[12] = {
+	uint64_t v[13] = {0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+	static const char *const names[13] = {
 		"qpn", "psn", "rkey", "addr", "mr_len", "mtu", "paths",
-		"window", "retry_cnt", "sport_base", "answer_ns", "timer_ns"};
+		"window", "retry_cnt", "sport_base", "answer_ns", "timer_ns",
+		"icrc"};
 	if (!keys(args, &kv) || !kv.count("qpn") || !kv.count("mtu"))
 		return false;
-	for (unsigned i = 0; i < 12; i++)
+	for (unsigned i = 0; i < 13; i++)
 		if (!num_key(kv, names[i], &v[i]))
 			return false;
 	*q = HelperQp{};
@@ -153,6 +156,7 @@ bool parse_qp(const std::string &args, HelperQp *q)
 	q->sport_base = static_cast<uint32_t>(v[9]);
 	i.answer_ns = v[10];
 	i.timer_ns = v[11];
+	q->icrc = v[12] != 0;
 	return i.mtu && i.num_paths;
 }
 

@@ -34,6 +34,9 @@ struct HelperOpen {
 struct HelperQp {
 	DutInfo info;	// answer_ns, timer_ns: 0 = not reported (defaults)
 	uint32_t sport_base = 0;	// 0 = not reported
+	// RoCEv2 mode: the DUT's trailer is the IBTA ICRC (MR-COMPAT-013),
+	// not the CRC32C stand-in of the userspace core (0 = not reported).
+	bool icrc = false;
 };
 
 std::string format_open(const HelperOpen &o);	// "open mode=..."

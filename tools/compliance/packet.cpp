@@ -4,6 +4,8 @@
 // only the CRC32C table is the core's (core/crc32c.c, MR-WIRE-006).
 #include "compliance.hpp"
 
+#include <cstring>
+
 extern "C" {
 #include "crc32c.h"
 }
@@ -52,6 +54,41 @@ bool crc_ok(const Bytes &b)
 {
 	return b.size() >= 4 &&
 	       crc32c(b.data(), b.size() - 4) == get_be32(b.data() + b.size() - 4);
+}
+
+// CRC-32 (IEEE 802.3, reflected 0xEDB88320), not the core's: the ICRC is
+// outside the core (it covers IP and UDP headers).
+static uint32_t crc32_ieee(uint32_t c, const uint8_t *p, size_t n)
+{
+	while (n--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+	}
+	return c;
+}
+
+uint32_t icrc_ipv4(const uint8_t *ip, const uint8_t *udp, size_t len)
+{
+	// Masked to ones (IBTA A17.8.2): the 8 bytes of a RoCEv2 packet's
+	// absent LRH, IPv4 TOS, TTL and checksum, the UDP checksum and the
+	// BTH's reserved byte before the QPN.
+	static const uint8_t lrh[8] = {0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff, 0xff, 0xff};
+	uint8_t h[20 + 8 + 12];
+	if (len < 8 + 12 + 4)
+		return 0;
+	std::memcpy(h, ip, 20);
+	h[1] = 0xff;
+	h[8] = 0xff;
+	h[10] = h[11] = 0xff;
+	std::memcpy(h + 20, udp, 20);
+	h[26] = h[27] = 0xff;
+	h[28 + 4] = 0xff;
+	uint32_t c = crc32_ieee(0xffffffffu, lrh, sizeof(lrh));
+	c = crc32_ieee(c, h, sizeof(h));
+	c = crc32_ieee(c, udp + 20, len - 20 - 4);
+	return ~c;
 }
 
 static void put_common(Bytes &b, uint8_t version, uint8_t caps, uint8_t opcode,

@@ -6,9 +6,10 @@
 -- common header, the data / immediate / atomic / acknowledgement extensions,
 -- SACK ranges, and checks the CRC32C trailer (metaroce.crc.status).
 -- RoCEv2-compatible mode: UDP 4791.  The IBTA headers are handed to
--- Wireshark's own InfiniBand dissector; this tree says so, and adds the
--- QPN, PSN and the CRC32C check of the trailer (the core puts its CRC32C
--- where IBTA puts the ICRC).
+-- Wireshark's own InfiniBand dissector; this tree says so and adds the
+-- QPN and PSN.  The trailer is the IBTA ICRC (the kernel computes it over
+-- the IP and UDP headers too, MR-COMPAT-013), which the InfiniBand
+-- dissector shows as infiniband.invariant.crc.
 --
 -- Load: tshark -X lua_script:metaroce.lua, or copy into
 -- ~/.local/lib/wireshark/plugins/ (see metaroce-wireshark(7)).
@@ -395,7 +396,9 @@ local function dissect_rocev2(tvb, pinfo, root)
 	else
 		tree:add(F.qpn, tvb(5, 3)):set_generated()
 		tree:add(F.psn, tvb(9, 3)):set_generated()
-		add_crc(tvb, tree)
+		-- The trailer is the IBTA ICRC (MR-COMPAT-013), which covers the
+		-- IP and UDP headers: the InfiniBand dissector shows it
+		-- (infiniband.invariant.crc); no CRC32C to check here.
 	end
 	if ib_handle then
 		tree:append_text(": IBTA headers decoded by the InfiniBand dissector below")
