@@ -98,13 +98,18 @@ mr_netns_devices() {
 	mr_wait "IPv4 GIDs" grep -q 'ffff:0a58:0002' -r /sys/class/infiniband/mr1/ports/1/gids/
 }
 
-# mr_gid_index DEV: index of DEV's IPv4-mapped RoCE v2 GID.
+# mr_gid_index DEV: index of DEV's IPv4-mapped RoCE v2 GID (rdma_rxe
+# also lists each address as a RoCE v1 GID: the type must say v2).
 mr_gid_index() {
-	local g
-	for g in /sys/class/infiniband/"$1"/ports/1/gids/*; do
-		grep -q '0000:0000:0000:0000:0000:ffff:' "$g" && { echo "${g##*/}"; return 0; }
+	local g t port=/sys/class/infiniband/$1/ports/1
+	for g in "$port"/gids/*; do
+		grep -q '0000:0000:0000:0000:0000:ffff:' "$g" || continue
+		t=$(cat "$port/gid_attrs/types/${g##*/}" 2>/dev/null) || t=
+		[ -z "$t" ] || [ "$t" = "RoCE v2" ] || continue
+		echo "${g##*/}"
+		return 0
 	done
-	fail "$1 has no IPv4-mapped GID"
+	fail "$1 has no IPv4-mapped RoCE v2 GID"
 }
 
 # mr_user_res TYPE: the objects of TYPE "rdma resource show" lists that
@@ -149,36 +154,57 @@ mr_teardown() {
 	vm_dmesg_check || fail "dmesg"
 }
 
+# The two sides of mr_peer: MR_SRV_NS/MR_SRV_DEV for the server (default
+# netns mra, mr0), MR_CLI_NS/MR_CLI_DEV for the client (mrb, mr1); a
+# netns "-" is init_net (where rdma_rxe devices work).  @GID@ in the
+# arguments becomes MR_SRV_GID / MR_CLI_GID (a side's own GID index).
+
+# mr_in_ns NS CMD...: CMD in netns NS ("-": init_net).
+mr_in_ns() {
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then "$@"; else ip netns exec "$ns" "$@"; fi
+}
+
 # mr_listening READY: whether the server of mr_peer listens; READY is
-# tcp:PORT (an out-of-band TCP exchange in netns mra) or cm:PORT (an
-# rdma_cm listener, seen in "rdma resource show cm_id").
+# tcp:PORT (an out-of-band TCP exchange in the server's netns) or cm:PORT
+# (an rdma_cm listener, seen in "rdma resource show cm_id").
 mr_listening() {
 	local port=${1#*:}
 	case $1 in
-	tcp:*) ip netns exec mra ss -ltn | grep -q ":$port " ;;
+	tcp:*) mr_in_ns "${MR_SRV_NS:-mra}" ss -ltn | grep -q ":$port " ;;
 	cm:*) rdma resource show cm_id | grep -Eq "LISTEN.* src-addr [^ ]*:$port( |$)" ;;
 	*) fail "mr_listening: $1: not tcp:PORT or cm:PORT" ;;
 	esac
 }
 
 # mr_peer TAG READY PROGRAM SERVER_ARGS... -- CLIENT_ARGS...: PROGRAM as
-# server on mr0 in netns mra and, once it listens (see mr_listening), as
-# client on mr1 in mrb; @DEV@ in the arguments becomes the side's device.
+# server (on mr0 in netns mra, unless MR_SRV_* say otherwise) and, once it
+# listens (see mr_listening), as client (mr1 in mrb, or MR_CLI_*); @DEV@
+# and @GID@ in the arguments become the side's device and GID index.
 # Output in srv-TAG.txt and cli-TAG.txt; both must exit 0.  The bounds
 # only keep a hung transfer from eating the guest's time budget
 # (MR_PEER_TIMEOUT seconds per program, default 120).
 mr_peer() {
 	local tag=$1 ready=$2 prog=$3 srv_pid rc=0 srv_rc=0 a
+	local sdev=${MR_SRV_DEV:-mr0} cdev=${MR_CLI_DEV:-mr1}
 	local -a srv=() cli=()
 	shift 3
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do srv+=("${1//@DEV@/mr0}"); shift; done
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		a=${1//@DEV@/$sdev}
+		srv+=("${a//@GID@/${MR_SRV_GID:-}}")
+		shift
+	done
 	[ $# -gt 0 ] && shift
-	for a in "$@"; do cli+=("${a//@DEV@/mr1}"); done
-	ip netns exec mra timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${srv[@]}" >"srv-$tag.txt" 2>&1 &
+	for a in "$@"; do
+		a=${a//@DEV@/$cdev}
+		cli+=("${a//@GID@/${MR_CLI_GID:-}}")
+	done
+	mr_in_ns "${MR_SRV_NS:-mra}" timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${srv[@]}" >"srv-$tag.txt" 2>&1 &
 	srv_pid=$!
 	vm_wait_until 30 mr_listening "$ready" ||
 		fail "$tag: $prog server did not start: $(cat "srv-$tag.txt")"
-	ip netns exec mrb timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${cli[@]}" >"cli-$tag.txt" 2>&1 || rc=$?
+	mr_in_ns "${MR_CLI_NS:-mrb}" timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${cli[@]}" >"cli-$tag.txt" 2>&1 || rc=$?
 	wait "$srv_pid" || srv_rc=$?
 	[ "$srv_rc" = 0 ] || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $srv_rc"; }
 	[ "$rc" = 0 ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc"; }

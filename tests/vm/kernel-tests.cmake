@@ -59,3 +59,20 @@ if(METAROCE_BUILD_PROVIDER AND METAROCE_KERNEL_RELEASES)
 		LABELS vm TIMEOUT 600
 		FIXTURES_REQUIRED vm_kernels)
 endif()
+
+# rxe: RoCEv2 mode against the kernel's rdma_rxe in one guest, both
+# directions (pingpongs, perftest, rping, the ICRC of a capture).  On the
+# first kernel only: it takes over 3 minutes per kernel on the shared
+# 2-core host, and the module code it exercises is the same on both
+# kernels (vm_kernel_rc_rocev2 and ud_rocev2 cover the glue on each).
+if(METAROCE_BUILD_PROVIDER AND METAROCE_KERNEL_RELEASES)
+	list(GET METAROCE_KERNEL_RELEASES 0 _kver)
+	add_test(NAME vm_kernel_rxe_${_kver}
+		COMMAND ${PROJECT_SOURCE_DIR}/tests/vm/vmtest.sh
+			--kernel ${_kver} --timeout 500 --
+			${PROJECT_SOURCE_DIR}/tests/vm/t-kernel-rxe.sh
+			${CMAKE_BINARY_DIR})
+	set_tests_properties(vm_kernel_rxe_${_kver} PROPERTIES
+		LABELS vm TIMEOUT 600
+		FIXTURES_REQUIRED vm_kernels)
+endif()
