@@ -21,10 +21,17 @@ import sys
 import tempfile
 
 STRUCTS = ["verbs_match_ent", "verbs_sysfs_dev", "verbs_device_ops",
-           "verbs_device", "verbs_context_ops"]
+           "verbs_device", "verbs_context_ops", "verbs_qp"]
 # Members inside driver.h's anonymous union of verbs_match_ent.
 UNION_MEMBERS = {"verbs_match_ent": {"modalias": "u.modalias",
                                      "driver_id": "u.driver_id"}}
+# Members of anonymous unions, which members() does not name: the
+# ibv_qp/ibv_qp_ex a provider fills in for the ibv_wr_* API.
+EXTRA_MEMBERS = {"verbs_qp": ["qp", "qp_ex", "qp_ex.wr_id",
+                              "qp_ex.wr_start", "qp_ex.wr_abort",
+                              "qp_ex.wr_atomic_write"]}
+# Enumerators whose values we restate (upstream's, renamed up_<name>).
+ENUMS = {"verbs_qp_mask": ["VERBS_QP_XRCD", "VERBS_QP_EX"]}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -61,7 +68,8 @@ def main():
                 "#include <time.h>", "#include <sys/types.h>",
                 "#include <infiniband/verbs.h>",
                 "struct list_node { struct list_node *next, *prev; };",
-                "struct verbs_sysfs_dev; struct verbs_device; struct verbs_mr;"]
+                "struct verbs_sysfs_dev; struct verbs_device; struct verbs_mr;",
+                "struct verbs_xrcd;"]
     checks = []
     for name in STRUCTS:
         m = re.search(r"^struct %s \{(.*?)^\};" % name, src, re.S | re.M)
@@ -70,9 +78,18 @@ def main():
             return 2
         upstream.append("struct up_%s {%s};" % (name, m.group(1)))
         checks.append('CHECK_SIZE(%s);' % name)
-        for mem in members(m.group(1)):
+        for mem in members(m.group(1)) + EXTRA_MEMBERS.get(name, []):
             mem = UNION_MEMBERS.get(name, {}).get(mem, mem)
             checks.append('CHECK_OFF(%s, %s);' % (name, mem))
+    for name, enumerators in ENUMS.items():
+        m = re.search(r"^enum %s \{(.*?)^\};" % name, src, re.S | re.M)
+        if m is None:
+            print("enum %s not found in %s" % (name, sys.argv[1]))
+            return 2
+        upstream.append("enum up_%s {%s};" % (
+            name, re.sub(r"\b(VERBS_\w+)", r"up_\1", m.group(1))))
+        for e in enumerators:
+            checks.append('CHECK_VAL(%s);' % e)
     prog = "\n".join(upstream) + """
 #include "verbs_provider_abi.h"
 #include <stdio.h>
@@ -83,6 +100,9 @@ static int bad, n;
 #define CHECK_OFF(s, m) do { n++; if (offsetof(struct up_##s, m) != offsetof(struct s, m)) { \\
 	bad++; printf("offset of %s.%s: upstream %zu, ours %zu\\n", #s, #m, \\
 	offsetof(struct up_##s, m), offsetof(struct s, m)); } } while (0)
+#define CHECK_VAL(e) do { n++; if ((long long)up_##e != (long long)e) { \\
+	bad++; printf("value of %s: upstream %lld, ours %lld\\n", #e, \\
+	(long long)up_##e, (long long)e); } } while (0)
 int main(void)
 {
 """ + "\n".join("\t" + c for c in checks) + """

@@ -75,9 +75,33 @@ struct create_cq_resp {
 static_assert(offsetof(create_cq_resp, drv) ==
 	      sizeof(ib_uverbs_ex_create_cq_resp));
 
+/*
+ * The ibv_wr_* batch of a QP created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
+ * (wr.cpp); all zero otherwise.  One allocation at create holds wrs,
+ * sges and inline_buf for max_wr WRs.
+ */
+struct wr_batch {
+	/* Held from ibv_wr_start() to ibv_wr_complete()/ibv_wr_abort(). */
+	pthread_mutex_t lock;
+	struct ibv_send_wr *wrs;     /* max_wr; nullptr: no wr API */
+	struct ibv_sge *sges;	     /* sge_stride per WR */
+	uint8_t *inline_buf;	     /* max_inline bytes per WR */
+	uint64_t ops;		     /* IBV_QP_EX_WITH_* asked for at create */
+	uint32_t max_wr;	     /* the granted max_send_wr */
+	uint32_t max_sge;	     /* the granted max_send_sge */
+	uint32_t sge_stride;	     /* max(max_sge, 1) */
+	uint32_t max_inline;	     /* the granted max_inline_data */
+	unsigned int send_flags;     /* the IBV_SEND_* the QP type takes */
+	bool ud;
+	/* Since ibv_wr_start(): */
+	uint32_t count; /* WRs built */
+	int err;	/* the first error, latched for ibv_wr_complete() */
+};
+
 struct qp {
 	struct verbs_qp vqp;
 	uint32_t transport; /* enum metaroce_transport the kernel chose */
+	struct wr_batch wr;
 };
 
 /*
@@ -220,6 +244,13 @@ int modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 	     struct ibv_qp_init_attr *init_attr) noexcept;
 int destroy_qp(struct ibv_qp *ibqp) noexcept;
+
+/* wr.cpp: the ibv_wr_* API. */
+/* 0, or why @attr's send_ops_flags cannot be had (before any command). */
+int wr_check_create(const struct ibv_qp_init_attr_ex *attr) noexcept;
+/* After the kernel created @q with the caps in @attr: 0 or ENOMEM. */
+int wr_init(qp *q, const struct ibv_qp_init_attr_ex *attr) noexcept;
+void wr_fini(qp *q) noexcept;
 
 /* srq.cpp */
 struct ibv_srq *create_srq(struct ibv_pd *ibpd,

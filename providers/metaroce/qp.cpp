@@ -5,7 +5,9 @@
  * First slice: the queues live in the kernel.  Creation, state changes and
  * queries are the generic uverbs commands, and posting is a POST_SEND /
  * POST_RECV command per call (ibv_cmd_post_send/recv, set directly in the
- * ops table), which also validates the work requests.
+ * ops table), which also validates the work requests.  The ibv_wr_* API
+ * of IBV_QP_INIT_ATTR_SEND_OPS_FLAGS QPs batches into the same command
+ * (wr.cpp).
  */
 #include <cerrno>
 #include <cstdio>
@@ -63,11 +65,18 @@ struct ibv_qp *create_qp_req(struct ibv_context *ibctx,
 	int ret;
 
 	/*
-	 * No XRC, no creation flags, no ibv_wr_* API (send_ops_flags) yet:
-	 * refuse them instead of creating a QP without what was asked for.
+	 * No XRC, no creation flags: refuse them instead of creating a QP
+	 * without what was asked for; likewise send_ops_flags of opcodes
+	 * the QP type cannot have (wr.cpp).
 	 */
-	if (attr->comp_mask & ~uint32_t(IBV_QP_INIT_ATTR_PD)) {
+	if (attr->comp_mask & ~uint32_t(IBV_QP_INIT_ATTR_PD |
+					IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
 		errno = EOPNOTSUPP;
+		return nullptr;
+	}
+	ret = wr_check_create(attr);
+	if (ret) {
+		errno = ret;
 		return nullptr;
 	}
 	if (req)
@@ -97,6 +106,13 @@ struct ibv_qp *create_qp_req(struct ibv_context *ibctx,
 		return nullptr;
 	}
 	q->transport = resp.drv.transport;
+	ret = wr_init(q, attr);
+	if (ret) {
+		ibv_cmd_destroy_qp(&q->vqp.qp);
+		std::free(q);
+		errno = ret;
+		return nullptr;
+	}
 	return &q->vqp.qp;
 }
 
@@ -154,6 +170,7 @@ int destroy_qp(struct ibv_qp *ibqp) noexcept
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	wr_fini(to_qp(ibqp));
 	std::free(to_qp(ibqp));
 	return 0;
 }
