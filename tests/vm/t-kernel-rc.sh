@@ -14,7 +14,13 @@
 #   - ib_write_bw, ib_send_bw, ib_read_bw (64 KiB), ib_write_lat,
 #     ib_send_lat, ib_read_lat (64 B), ib_atomic_bw and ib_atomic_lat;
 #     the bandwidth servers stay in RTR, so this also exercises an RTR
-#     responder;
+#     responder; ib_write_bw and ib_send_bw again with
+#     --use_old_post_send (perftest 4.5 takes the ibv_wr_* API only on
+#     the mlx5, EFA and HNS devices it knows by vendor id, so both runs
+#     post with ibv_post_send; the banner line is recorded);
+#   - the ibv_wr_* API (tests/progs/metaroce_wr_test): every opcode with
+#     its data, immediate and atomic results, a batch of max_send_wr WRs
+#     in one ibv_wr_complete(), ibv_wr_abort(), the latched errors, UD;
 #   - pingpong, ib_write_bw, ib_read_bw and ib_atomic_bw again with 1%
 #     netem loss on both ends;
 #   - pingpong under netem "loss 3% ecn": MetaRoCE packets are ECT(0) and
@@ -29,6 +35,8 @@ build=$(realpath -e "${1:?usage: $0 BUILD_DIR [MODE]}")
 mode=${2:-metaroce}
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
 
+wr_test=$build/tests/progs/metaroce_wr_test
+[ -x "$wr_test" ] || fail "$wr_test not built"
 iters=${METAROCE_TEST_ITERS:-200}
 server=10.88.0.1
 
@@ -56,14 +64,24 @@ pingpong() {
 	echo "$mode $tag ibv_rc_pingpong $size B: $line" | tee -a "$RESULTS/results.txt"
 }
 
-# perf TAG PROGRAM SIZE: one perftest program; its result row must be there.
+# perf TAG PROGRAM SIZE [ARGS...]: one perftest program; its result row
+# must be there.
 perf() {
 	local tag=$1 prog=$2 size=$3 row
+	shift 3
 	step "$prog $size B ($tag)"
-	peer "$prog-$tag" "$prog" -d @DEV@ -x "$gid" -F -s "$size" -n "$iters"
+	peer "$prog-$tag" "$prog" -d @DEV@ -x "$gid" -F -s "$size" -n "$iters" "$@"
 	row=$(awk -v s="$size" '$1 == s && $2 ~ /^[0-9]+$/' "cli-$prog-$tag.txt") ||:
 	[ -n "$row" ] || { cat "cli-$prog-$tag.txt"; fail "$prog: no result row for $size B"; }
 	echo "$mode $tag $prog: $row" | tee -a "$RESULTS/results.txt"
+}
+
+# post_api TAG PROGRAM: which posting API perftest says it used.
+post_api() {
+	local api
+	api=$(sed -n 's/^ *ibv_wr\* API *: *\([A-Z]*\).*/\1/p' "cli-$2-$1.txt")
+	[ -n "$api" ] || fail "$2 ($1): no 'ibv_wr* API' line in its banner"
+	echo "$mode $1 $2: ibv_wr* API $api" | tee -a "$RESULTS/results.txt"
 }
 
 for size in 64 4096 65536; do
@@ -80,6 +98,16 @@ METAROCE_NO_RINGS=1 peer pp-no-rings ibv_rc_pingpong -d @DEV@ -g "$gid" -s 4096 
 grep -q 'bytes in' cli-pp-no-rings.txt || fail "pingpong without rings: no result"
 perf lossless ib_write_bw 65536
 perf lossless ib_send_bw 65536
+perf old-post ib_write_bw 65536 --use_old_post_send
+perf old-post ib_send_bw 65536 --use_old_post_send
+for prog in ib_write_bw ib_send_bw; do
+	post_api lossless "$prog"
+	post_api old-post "$prog"
+done
+
+step "ibv_wr_* API (metaroce_wr_test)"
+"$wr_test" --a mr0 --b mr1 --gid "$gid" | tee wr-test.txt || fail "metaroce_wr_test"
+grep -q '^PASS: wr API' wr-test.txt || fail "metaroce_wr_test did not pass"
 perf lossless ib_write_lat 64
 perf lossless ib_send_lat 64
 # RDMA READ and atomics (perftest has no immediate-data option).
