@@ -1,0 +1,306 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Guest half of the two-guest perftest benchmarks (vmtest.sh --guests 2):
+# benchmarks/loss-vs-rxe.sh and the demo (scripts/demo.sh) run
+#   guest-perftest.sh BUILD_DIR [--rounds N] [--sides LIST] [--conds LIST]
+#                     [--progs LIST] [--bw-iters N] [--iters N] [--planefail]
+# (LISTs comma-separated).  Sides, the transports compared:
+#   mr2  MetaRoCE, mr0 over eth0 and eth1 (planes 0 and 1; needs --planes 2)
+#   mr1  MetaRoCE, mr0 over eth0 only (plane 1 removed): the same one link as
+#        rxe, the like-for-like comparison
+#   rxe  the kernel's rdma_rxe (RoCEv2, go-back-N), rxe0 on eth0
+# Conditions, put on every plane of both guests with netem (see cond_netem):
+#   0, a number P (loss P%), burst (Gilbert-Elliott loss, ~1% in bursts of 4
+#   on average) and reorder (1 ms delay for 3 packets of 4, the rest sent at
+#   once).  Programs: ib_write_bw, ib_send_bw, ib_read_bw (64 KiB, -n BW_ITERS),
+#   ib_write_lat, ib_send_lat (64 B, -n ITERS), ibv_rc_pingpong (4 KiB, -n
+#   ITERS).
+# For every round, condition and program the sides run back to back, their
+# order reversed every other round.  Guest 0 serves, guest 1 is the client
+# and writes "round cond side prog value unit" lines to $RESULTS/bench.txt
+# (value: BW average MB/s, t_typical us, pingpong Mbit/s; "fail" when the
+# client failed); guest 0 writes the same lines for servers that failed to
+# $RESULTS/server-fail.txt.  The script exits 1 if any program failed, after
+# running everything.
+#
+# --planefail (mr0 over two planes, lossless): ib_write_bw while plane 1 is
+# cut in guest 1, the sender, and restored, once silently (netem loss 100%
+# on eth1: the transport must find out from its timeouts) and once visibly
+# (ip link set eth1 down: the device takes the plane's paths out at once).
+# Before them, the same transfer with plane 1 out of service on both sides
+# (metaroce-plane set ... down) measures what plane 0 alone carries.  Guest 1
+# samples mr0's planeN_tx_packets every ~100 ms into
+# $RESULTS/planefail-VARIANT.txt ("EPOCHREALTIME plane0 plane1" lines, and
+# "# cut T" / "# restore T" / "# start T" / "# end T" marks) and the exit
+# status of both programs into planefail-VARIANT.rc.
+set -euo pipefail
+build=$(realpath -e "${1:?usage: $0 BUILD_DIR [--rounds N] [--sides ...] [--conds ...] [--progs ...]}")
+shift
+rounds=3
+sides=mr2,mr1,rxe
+conds=0,1
+progs=ib_write_bw,ib_send_bw,ib_read_bw,ib_send_lat
+bw_iters=100
+iters=300
+planefail=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) rounds=$2; shift 2 ;;
+	--sides) sides=$2; shift 2 ;;
+	--conds) conds=$2; shift 2 ;;
+	--progs) progs=$2; shift 2 ;;
+	--bw-iters) bw_iters=$2; shift 2 ;;
+	--iters) iters=$2; shift 2 ;;
+	--planefail) planefail=1; shift ;;
+	*) echo "FAIL: unknown argument $1"; exit 1 ;;
+	esac
+done
+IFS=, read -r -a sides <<<"$sides"
+IFS=, read -r -a conds <<<"$conds"
+IFS=, read -r -a progs <<<"$progs"
+. "$METAROCE_SRC/kernel/guest-test-lib.sh"
+
+[ "$GUEST_COUNT" = 2 ] || fail "run with --guests 2"
+tool=$build/tools/metaroce-plane
+vm_load_module "$(mr_ko "$build")" || fail "loading rdma_metaroce"
+vm_install_provider "$build" || fail "installing the provider"
+# rdma_rxe binds UDP 4791 when it loads and fails if that port is taken;
+# a MetaRoCE-mode device that finds it taken runs without UD/GSI (RC on
+# 4793 is all perftest needs here), so rxe goes first.
+vm_rxe_add rxe0 eth0 || fail "rxe0"
+rdma link add mr0 type metaroce netdev eth0 || fail "rdma link add mr0"
+mr_wait "mr0 ACTIVE" grep -q ACTIVE /sys/class/infiniband/mr0/ports/1/state
+vm_wait_for_peer 60 || fail "peer unreachable"
+
+gid_of() {
+	local g i t
+	for g in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		i=${g##*/}
+		grep -q '0000:0000:0000:0000:0000:ffff:' "$g" || continue
+		read -r t <"/sys/class/infiniband/$1/ports/1/gid_attrs/types/$i" 2>/dev/null || continue
+		[ "$t" = "RoCE v2" ] && { echo "$i"; return 0; }
+	done
+	fail "$1: no IPv4 RoCE v2 GID"
+}
+declare -A gid=([mr0]=$(gid_of mr0) [rxe0]=$(gid_of rxe0))
+
+# The planes of mr0: 2 (eth1 added) or 1.  Both guests change theirs before
+# the barrier of the run that needs it.
+mr_planes=1
+set_mr_planes() {
+	[ "$mr_planes" = "$1" ] && return 0
+	[ "$PLANES" -ge 2 ] || fail "side mr2 needs vmtest.sh --planes 2"
+	if [ "$1" = 2 ]; then
+		"$tool" add mr0 eth1 || fail "metaroce-plane add mr0 eth1"
+	else
+		"$tool" del mr0 eth1 || fail "metaroce-plane del mr0 eth1"
+	fi
+	mr_planes=$1
+}
+
+# cond_netem COND: the netem arguments of a condition (none: lossless).
+cond_netem() {
+	case $1 in
+	0) ;;
+	# Gilbert-Elliott: enter the bad state with p = 0.25%, leave it with
+	# r = 25% (bursts of 4 packets on average), lose everything in it:
+	# p / (p + r) = 0.99% of the packets.
+	burst) echo "loss gemodel 0.25% 25% 100% 0%" ;;
+	# 3 packets of 4 wait 1 ms; the rest (25%, correlated 50%) overtake them.
+	reorder) echo "delay 1ms reorder 25% 50%" ;;
+	*[!0-9.]*|'') fail "unknown condition $1" ;;
+	*) echo "loss $1%" ;;
+	esac
+}
+set_cond() {
+	local p args
+	args=$(cond_netem "$1")
+	for ((p = 0; p < PLANES; p++)); do
+		vm_netem_clear "eth$p"
+		# shellcheck disable=SC2086 # args is a word list
+		[ -z "$args" ] || vm_netem "eth$p" $args || fail "netem $args on eth$p"
+	done
+}
+
+# What each program runs with, which column of its client's output is
+# reported and in which unit.
+declare -A size=([ib_write_bw]=65536 [ib_send_bw]=65536 [ib_read_bw]=65536
+	[ib_write_lat]=64 [ib_send_lat]=64 [ibv_rc_pingpong]=4096)
+declare -A unit=([ib_write_bw]=MB/s [ib_send_bw]=MB/s [ib_read_bw]=MB/s
+	[ib_write_lat]=us [ib_send_lat]=us [ibv_rc_pingpong]=Mbit/s)
+# prog_args PROG DEV PORT: the arguments both sides run PROG with.
+prog_args() {
+	local prog=$1 dev=$2 port=$3
+	case $prog in
+	ibv_rc_pingpong) echo "-d $dev -g ${gid[$dev]} -p $port -s ${size[$prog]} -n $iters" ;;
+	# A fixed amount of data, not -D: perftest's duration mode reports a
+	# BW average of 0.00 in these TCG guests whenever its 1 s measurement
+	# window between the margins is short of completions.
+	*_bw) echo "-d $dev -x ${gid[$dev]} -F -p $port -s ${size[$prog]} -n $bw_iters" ;;
+	*_lat) echo "-d $dev -x ${gid[$dev]} -F -p $port -s ${size[$prog]} -n $iters" ;;
+	*) fail "unknown program $prog" ;;
+	esac
+}
+# prog_value PROG FILE: the reported number of a client's output.
+prog_value() {
+	case $1 in
+	ibv_rc_pingpong) sed -n 's/.* seconds = \([0-9.]*\) Mbit\/sec.*/\1/p' "$2" | head -n1 ;;
+	*_bw) awk -v s="${size[$1]}" '$1 == s && $2 ~ /^[0-9]+$/ { print $4 }' "$2" ;;
+	*_lat) awk -v s="${size[$1]}" '$1 == s && $2 ~ /^[0-9]+$/ { print $5 }' "$2" ;;
+	esac
+}
+
+port=19000
+out=$RESULTS/bench.txt
+srvfail=$RESULTS/server-fail.txt
+: >"$out"
+: >"$srvfail"
+failed=0
+
+# client FILE PROG ARGS...: PROG as the client of guest 0's server, its
+# output in FILE.  Retried only while the server does not listen yet: a
+# client that connected and failed is a result.
+client() {
+	local f=$1 i rc
+	shift
+	for ((i = 0; i < 30; i++)); do
+		rc=0
+		timeout 180 stdbuf -oL "$@" "$(vm_peer_addr 0)" >"$f" 2>&1 || rc=$?
+		[ "$rc" != 0 ] && grep -q "^Couldn't connect to\|Couldn't read remote address\|Unable to init the socket connection" "$f" || return "$rc"
+		sleep 1
+	done
+	return "$rc"
+}
+
+run() {
+	local r=$1 cond=$2 side=$3 prog=$4 dev=mr0 v
+	local -a args
+	port=$((port + 1))
+	case $side in
+	mr2) set_mr_planes 2 ;;
+	mr1) set_mr_planes 1 ;;
+	rxe) dev=rxe0 ;;
+	*) fail "unknown side $side" ;;
+	esac
+	read -r -a args <<<"$(prog_args "$prog" "$dev" "$port")"
+	vm_barrier "r$r-$cond-$side-$prog" 300 || fail "barrier"
+	if [ "$GUEST_INDEX" = 0 ]; then
+		if ! timeout 180 "$prog" "${args[@]}" >srv.txt 2>&1; then
+			echo "server $prog on $side failed: $(tail -3 srv.txt)"
+			echo "$r $cond $side $prog fail ${unit[$prog]}" >>"$srvfail"
+			failed=1
+		fi
+	elif client cli.txt "$prog" "${args[@]}"; then
+		v=$(prog_value "$prog" cli.txt)
+		echo "$r $cond $side $prog ${v:-nan} ${unit[$prog]}" | tee -a "$out"
+	else
+		echo "$r $cond $side $prog fail ${unit[$prog]}" | tee -a "$out"
+		tail -3 cli.txt
+		failed=1
+	fi
+}
+
+for ((r = 1; r <= rounds; r++)); do
+	order=("${sides[@]}")
+	if ((r % 2 == 0)); then
+		order=()
+		for ((i = ${#sides[@]} - 1; i >= 0; i--)); do order+=("${sides[i]}"); done
+	fi
+	for cond in "${conds[@]}"; do
+		set_cond "$cond"
+		for prog in "${progs[@]}"; do
+			for side in "${order[@]}"; do
+				run "$r" "$cond" "$side" "$prog"
+			done
+		done
+	done
+done
+set_cond 0
+
+# ------------------------------------------------------------ plane failure
+# sample FILE: mr0's per-plane tx counters every ~100 ms until ./stop-sampling
+# exists (bash builtins only: a program started from the 9p root costs more
+# than the interval under TCG).
+sample() {
+	local c=/sys/class/infiniband/mr0/ports/1/hw_counters a b tick
+	exec {tick}<> <(:)
+	while [ ! -e stop-sampling ]; do
+		read -r a <"$c/plane0_tx_packets"
+		read -r b <"$c/plane1_tx_packets"
+		echo "$EPOCHREALTIME $a $b"
+		read -r -t 0.1 -u "$tick" _ || :
+	done >>"$1"
+}
+
+# planefail VARIANT SECONDS [CUT_AFTER RESTORE_AFTER]: ib_write_bw -D
+# SECONDS over both planes; guest 1 samples, cuts plane 1 CUT_AFTER seconds
+# into the measurement and restores it RESTORE_AFTER seconds later.
+planefail() {
+	local variant=$1 secs=$2 cut_after=${3:-} restore_after=${4:-} rc=0 spid ppid
+	local f=$RESULTS/planefail-$variant.txt
+	local -a args
+	port=$((port + 1))
+	read -r -a args <<<"-d mr0 -x ${gid[mr0]} -F -p $port -s 65536 -D $secs -f 1"
+	vm_barrier "planefail-$variant" 300 || fail "barrier"
+	if [ "$GUEST_INDEX" = 0 ]; then
+		timeout 180 ib_write_bw "${args[@]}" >"srv-$variant.txt" 2>&1 || rc=$?
+		echo "server $rc" >"$RESULTS/planefail-$variant.rc"
+		[ "$rc" = 0 ] || { failed=1; tail -3 "srv-$variant.txt"; }
+		return 0
+	fi
+	: >"$f"
+	rm -f stop-sampling
+	sample "$f" &
+	spid=$!
+	client "cli-$variant.txt" ib_write_bw "${args[@]}" &
+	ppid=$!
+	# The header is printed when the measurement starts.
+	vm_wait_until 90 grep -q '#bytes' "cli-$variant.txt" || fail "ib_write_bw did not start ($variant)"
+	echo "# start $EPOCHREALTIME" >>"$f"
+	if [ -n "$cut_after" ]; then
+		sleep "$cut_after"
+		case $variant in
+		netem) vm_netem eth1 loss 100% ;;
+		linkdown) ip link set eth1 down ;;
+		esac
+		echo "# cut $EPOCHREALTIME" >>"$f"
+		sleep "$restore_after"
+		case $variant in
+		netem) vm_netem_clear eth1 ;;
+		linkdown) ip link set eth1 up ;;
+		esac
+		echo "# restore $EPOCHREALTIME" >>"$f"
+	fi
+	wait "$ppid" || rc=$?
+	echo "# end $EPOCHREALTIME" >>"$f"
+	: >stop-sampling
+	wait "$spid" || :
+	echo "client $rc" >"$RESULTS/planefail-$variant.rc"
+	grep -ci 'error\|fail' "cli-$variant.txt" | sed 's/^/client_error_lines /' >>"$RESULTS/planefail-$variant.rc" || :
+	awk '$1 == 65536 && $2 ~ /^[0-9]+$/ { print "client_bw_MBps", $4 }' "cli-$variant.txt" >>"$RESULTS/planefail-$variant.rc"
+	[ "$rc" = 0 ] || { failed=1; tail -5 "cli-$variant.txt"; }
+	return 0
+}
+
+if [ -n "$planefail" ]; then
+	step "plane failure"
+	set_mr_planes 2
+	vm_wait_for_peer 60 || fail "peer unreachable before the plane-failure runs"
+	# What plane 0 alone carries: plane 1 out of service on both sides.
+	"$tool" set mr0 eth1 down || fail "metaroce-plane set mr0 eth1 down"
+	planefail plane0-only 4
+	"$tool" set mr0 eth1 up || fail "metaroce-plane set mr0 eth1 up"
+	planefail netem 12 4 4
+	vm_wait_for_peer 60 || fail "peer unreachable after the netem cut"
+	planefail linkdown 12 4 4
+	vm_wait_for_peer 60 || fail "peer unreachable after the link-down cut"
+	"$tool" show mr0
+fi
+
+vm_barrier done 120 || fail "final barrier"
+rdma statistic show link mr0/1
+rdma link delete mr0
+vm_unload_module rdma_metaroce || fail "rmmod rdma_metaroce"
+vm_dmesg_check || fail "dmesg"
+exit "$failed"

@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""Report of benchmarks/loss-vs-rxe.sh: reads the guests' results in a vmtest
+log directory, writes CSV, JSON and (with gnuplot) PNG files and prints the
+markdown tables.  Never fails on a number."""
+import argparse
+import csv
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+SIDES = {"mr2": "MetaRoCE, 2 planes", "mr1": "MetaRoCE, 1 plane",
+         "rxe": "rdma_rxe (RoCEv2), 1 netdev"}
+COND_LABEL = {"0": "lossless", "burst": "burst ~1%", "reorder": "reorder"}
+# Issue 7's targets: throughput at loss L kept >= F of the side's own lossless.
+KEEP_TARGETS = (("1", 0.90), ("5", 0.70))
+# Plane failure: back to >= this fraction of the surviving plane's capacity.
+RECOVERY_FRACTION = 0.9
+RECOVERY_TARGET_MS = 10
+
+
+def cond_label(c):
+    return COND_LABEL.get(c, f"{c}% loss")
+
+
+def read_rows(path):
+    rows = []
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) == 6:
+                rows.append(dict(zip(("round", "cond", "side", "prog", "value", "unit"), f)))
+    return rows
+
+
+def parse_timeline(path):
+    """Samples (t, plane0, plane1) and marks {name: t} of a planefail file."""
+    samples, marks = [], {}
+    for line in open(path):
+        f = line.split()
+        if not f:
+            continue
+        if f[0] == "#":
+            marks[f[1]] = float(f[2])
+        elif len(f) == 3:
+            samples.append((float(f[0]), int(f[1]), int(f[2])))
+    return samples, marks
+
+
+def rates(samples):
+    """Per sampling interval: (t_start, t_end, plane0 pkt/s, plane1 pkt/s)."""
+    out = []
+    for (t0, a0, b0), (t1, a1, b1) in zip(samples, samples[1:]):
+        dt = t1 - t0
+        if dt > 0:
+            out.append((t0, t1, (a1 - a0) / dt, (b1 - b0) / dt))
+    return out
+
+
+def read_rc(path):
+    d = {}
+    if os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) == 2:
+                d[f[0]] = float(f[1]) if f[0] == "client_bw_MBps" else int(f[1])
+    return d
+
+
+def planefail(log):
+    g0, g1 = os.path.join(log, "guest0"), os.path.join(log, "guest1")
+    cap_file = os.path.join(g1, "planefail-plane0-only.txt")
+    if not os.path.exists(cap_file):
+        return None, []
+    s, m = parse_timeline(cap_file)
+    r = [x for x in rates(s) if m["start"] + 0.5 <= x[0] and x[1] <= m["end"] - 0.5]
+    capacity = statistics.median(x[2] + x[3] for x in r) if r else 0.0
+    result = {"plane0_only_pps": capacity,
+              "plane0_only": {**read_rc(os.path.join(g1, "planefail-plane0-only.rc")),
+                              **read_rc(os.path.join(g0, "planefail-plane0-only.rc"))},
+              "sample_interval_ms": 100, "variants": {}}
+    timeline = []
+    for variant in ("netem", "linkdown"):
+        path = os.path.join(g1, f"planefail-{variant}.txt")
+        if not os.path.exists(path):
+            continue
+        s, m = parse_timeline(path)
+        r = rates(s)
+        rc = {**read_rc(os.path.join(g1, f"planefail-{variant}.rc")),
+              **read_rc(os.path.join(g0, f"planefail-{variant}.rc"))}
+        cut, restore = m.get("cut"), m.get("restore")
+        # Each interval's rate is drawn at its end; "during" the cut are
+        # the intervals that start after it (the first may end up to one
+        # sampling interval after the cut, so that is the resolution).
+        for t0, t, a, b in r:
+            timeline.append((variant, round(t - cut, 3), round(a), round(b), round(a + b)))
+        pre = [a + b for t0, t, a, b in r if m["start"] + 0.5 <= t0 and t <= cut]
+        during = [(t, a + b) for t0, t, a, b in r if t0 >= cut and t <= restore]
+        threshold = RECOVERY_FRACTION * capacity
+        back = next((t for t, tot in during if tot >= threshold), None)
+        after = next((t for t0, t, a, b in r if t0 >= restore and b > 0), None)
+        post = [a + b for t0, t, a, b in r if restore + 1.0 <= t0 and t <= m["end"] - 0.5]
+        errors = (rc.get("client", 1) != 0) + (rc.get("server", 1) != 0) + rc.get("client_error_lines", 0)
+        result["variants"][variant] = {
+            "cut": {"netem": "netem loss 100% on eth1 of the sender (silent)",
+                    "linkdown": "ip link set eth1 down in the sender (the device sees it)"}[variant],
+            "client_exit": rc.get("client"), "server_exit": rc.get("server"),
+            "application_errors": errors,
+            "client_bw_MBps": rc.get("client_bw_MBps"),
+            "pre_cut_pps": statistics.median(pre) if pre else None,
+            "min_after_cut_pps": min((tot for t, tot in during if t <= cut + 1.0), default=None),
+            "during_cut_median_pps": statistics.median(x for _, x in during) if during else None,
+            "after_restore_pps": statistics.median(post) if post else None,
+            "recovery_threshold_pps": threshold,
+            "recovery_ms": round((back - cut) * 1000) if back else None,
+            "plane1_back_ms": round((after - restore) * 1000) if after else None,
+            "cut_s": round(restore - cut, 2),
+        }
+    return result, timeline
+
+
+def gnuplot(script):
+    if not shutil.which("gnuplot"):
+        print("gnuplot not found: no plots", file=sys.stderr)
+        return
+    if subprocess.run(["gnuplot"], input=script, text=True).returncode:
+        print("gnuplot failed: a plot is missing or incomplete", file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    for a in ("log", "out", "rounds", "conds", "progs", "bw_iters", "iters", "start", "kernel", "commit"):
+        ap.add_argument("--" + a.replace("_", "-"), required=True)
+    args = ap.parse_args()
+    conds, progs = args.conds.split(","), args.progs.split(",")
+    rows = read_rows(os.path.join(args.log, "guest1", "bench.txt"))
+    srvfail = read_rows(os.path.join(args.log, "guest0", "server-fail.txt"))
+
+    with open(os.path.join(args.out, "testbed-perftest.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("round", "cond", "side", "prog", "value", "unit"))
+        for r in rows:
+            w.writerow([r[k] for k in ("round", "cond", "side", "prog", "value", "unit")])
+
+    vals, fails, units = {}, {}, {}
+    for r in rows:
+        k = (r["cond"], r["side"], r["prog"])
+        units[r["prog"]] = r["unit"]
+        try:
+            v = float(r["value"])
+            if v == v:
+                vals.setdefault(k, []).append(v)
+                continue
+        except ValueError:
+            pass
+        fails[k] = fails.get(k, 0) + 1
+    # A server fails with its client; count it only where the client did not.
+    client_failed = {(r["round"], r["cond"], r["side"], r["prog"]) for r in rows if r["value"] == "fail"}
+    for r in srvfail:
+        if (r["round"], r["cond"], r["side"], r["prog"]) not in client_failed:
+            k = (r["cond"], r["side"], r["prog"])
+            fails[k] = fails.get(k, 0) + 1
+    med = {k: statistics.median(v) for k, v in vals.items()}
+
+    def ratio(a, b):
+        return med[a] / med[b] if a in med and b in med and med[b] else None
+
+    def f2(x):
+        return "-" if x is None else f"{x:.2f}"
+
+    def cell(k):
+        s = f"{med[k]:.2f}" if k in med else "-"
+        return s + (f" ({fails[k]} failed)" if k in fails else "")
+
+    load = [l.split() for l in open(os.path.join(args.log, "load.txt")) if l.strip()]
+    load1 = [float(l[1]) for l in load]
+    print(f"perftest between two qemu TCG guests (1 vCPU each, kernel {args.kernel}), "
+          f"{args.rounds} rounds, medians; bandwidth MB/s (64 KiB, -n {args.bw_iters}), "
+          f"latency t_typical us (64 B, -n {args.iters}). Host load average (1 min) "
+          f"{min(load1):.1f}..{max(load1):.1f} during the run ({args.start}, {args.commit}).\n")
+    print("| condition | program | MetaRoCE 2 planes | MetaRoCE 1 plane | rxe | 2 planes / rxe "
+          "| 1 plane / rxe | 2 planes vs own lossless | 1 plane vs own lossless | rxe vs own lossless |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    table = []
+    for c in conds:
+        for p in progs:
+            k = {s: (c, s, p) for s in SIDES}
+            own = {s: (ratio(k[s], ("0", s, p)) if p.endswith("bw") else None) for s in SIDES}
+            entry = {"cond": c, "prog": p, "unit": units.get(p),
+                     **{f"{s}_median": med.get(k[s]) for s in SIDES},
+                     **{f"{s}_runs": vals.get(k[s], []) for s in SIDES},
+                     **{f"{s}_failed": fails.get(k[s], 0) for s in SIDES},
+                     "mr2_over_rxe": ratio(k["mr2"], k["rxe"]),
+                     "mr1_over_rxe": ratio(k["mr1"], k["rxe"]),
+                     **{f"{s}_vs_own_lossless": own[s] for s in SIDES}}
+            table.append(entry)
+            print(f"| {cond_label(c)} | {p} | {cell(k['mr2'])} | {cell(k['mr1'])} | {cell(k['rxe'])} "
+                  f"| {f2(entry['mr2_over_rxe'])} | {f2(entry['mr1_over_rxe'])} "
+                  f"| {f2(own['mr2'])} | {f2(own['mr1'])} | {f2(own['rxe'])} |")
+    print("\nlatency rows: the ratio is MetaRoCE/rxe of t_typical (lower is better)\n")
+
+    targets = []
+    for p in (p for p in progs if p.endswith("bw")):
+        for s in ("mr2", "mr1"):
+            for c, frac in KEEP_TARGETS:
+                if c in conds:
+                    v = ratio((c, s, p), ("0", s, p))
+                    targets.append({"target": f"{c}% loss >= {frac:.2f} x own lossless", "prog": p,
+                                    "side": s, "value": v, "met": v is not None and v >= frac})
+            if "0" in conds:
+                v = ratio(("0", s, p), ("0", "rxe", p))
+                targets.append({"target": "lossless >= 1.0 x rxe", "prog": p, "side": s,
+                                "value": v, "met": v is not None and v >= 1.0})
+    pf, timeline = planefail(args.log)
+    if pf:
+        for variant, v in pf["variants"].items():
+            targets.append({"target": "plane failure: zero application errors", "prog": "ib_write_bw",
+                            "side": f"mr2 ({variant})", "value": v["application_errors"],
+                            "met": v["application_errors"] == 0})
+            targets.append({"target": f"plane failure: >= {RECOVERY_FRACTION} x surviving plane "
+                            f"within {RECOVERY_TARGET_MS} ms", "prog": "ib_write_bw",
+                            "side": f"mr2 ({variant})", "value": v["recovery_ms"],
+                            "met": v["recovery_ms"] is not None and v["recovery_ms"] <= RECOVERY_TARGET_MS})
+    print("| target (issue 7) | program | side | measured | met |")
+    print("|---|---|---|---|---|")
+    for t in targets:
+        val = t["value"]
+        shown = "-" if val is None else (f"{val:.2f}" if isinstance(val, float) else str(val))
+        if "within" in t["target"] and val is not None:
+            shown += " ms"
+        print(f"| {t['target']} | {t['prog']} | {t['side']} | {shown} | {'yes' if t['met'] else '**no**'} |")
+
+    if pf:
+        print(f"\nplane failure (ib_write_bw, 64 KiB, MetaRoCE over 2 planes, plane 1 cut in the "
+              f"sender for ~4 s): plane 0 alone carries {pf['plane0_only_pps']:.0f} pkt/s "
+              f"(plane 1 administratively down, {pf['plane0_only'].get('client_bw_MBps', '-')} MB/s); "
+              f"sampled about every {pf['sample_interval_ms']} ms\n")
+        print("| cut | app errors | pre-cut pkt/s | lowest in 1 s after cut | median while cut "
+              "| back to >= 0.9 x plane 0 alone | plane 1 used again after restore | after restore pkt/s | ib_write_bw MB/s |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for variant, v in pf["variants"].items():
+            def n(x):
+                return "-" if x is None else f"{x:.0f}"
+            rec = "not reached" if v["recovery_ms"] is None else f"{v['recovery_ms']} ms"
+            back = "-" if v["plane1_back_ms"] is None else f"{v['plane1_back_ms']} ms"
+            print(f"| {v['cut']} | {v['application_errors']} | {n(v['pre_cut_pps'])} "
+                  f"| {n(v['min_after_cut_pps'])} | {n(v['during_cut_median_pps'])} | {rec} | {back} "
+                  f"| {n(v['after_restore_pps'])} | {v['client_bw_MBps']} |")
+        with open(os.path.join(args.out, "testbed-planefail.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(("variant", "t_from_cut_s", "plane0_pps", "plane1_pps", "total_pps"))
+            w.writerows(timeline)
+
+    json.dump({"date": args.start, "commit": args.commit, "kernel": args.kernel,
+               "rounds": int(args.rounds), "bw_iters": int(args.bw_iters), "lat_iters": int(args.iters),
+               "host_load_1min": load, "sides": SIDES, "results": table, "targets": targets,
+               "plane_failure": pf},
+              open(os.path.join(args.out, "testbed.json"), "w"), indent=1)
+
+    # Plots: one panel per program, x the conditions in run order.
+    dat = os.path.join(args.log, "loss.dat")
+    with open(dat, "w") as f:
+        for i, c in enumerate(conds):
+            f.write(f'{i} "{cond_label(c)}"')
+            for p in progs:
+                for s in SIDES:
+                    f.write(f" {med.get((c, s, p), 'NaN')}")
+            f.write("\n")
+    panels = []
+    for j, p in enumerate(progs):
+        unit = units.get(p, "")
+        what = "latency t_typical" if p.endswith("lat") else "throughput"
+        plots = ", ".join(
+            f"'{dat}' using 1:{3 + j * len(SIDES) + i}:xtic(2) with linespoints lw 2 pt {5 + 2 * i} "
+            f"title '{SIDES[s]}'" for i, s in enumerate(SIDES))
+        panels.append(f"set title '{p}'\nset ylabel '{what} ({unit}, log scale)'\nplot {plots}")
+    cols = 2
+    rows_ = (len(progs) + cols - 1) // cols
+    gnuplot(f"""set terminal pngcairo noenhanced size 1200,{430 * rows_} font ',10'
+set output '{os.path.join(args.out, "testbed-loss.png")}'
+set multiplot layout {rows_},{cols} title 'MetaRoCE vs rdma_rxe, two qemu TCG guests, medians of {args.rounds} rounds (no point: every run failed)'
+set logscale y
+set grid
+set key bottom left
+set xrange [-0.3:{len(conds) - 0.7}]
+""" + "\n".join(panels) + "\nunset multiplot\n")
+    if pf and timeline:
+        tl = os.path.join(args.log, "planefail.dat")
+        with open(tl, "w") as f:
+            for variant in pf["variants"]:
+                for row in (r for r in timeline if r[0] == variant):
+                    f.write(" ".join(map(str, row[1:])) + "\n")
+                f.write("\n\n")
+        panels = []
+        for i, (variant, v) in enumerate(pf["variants"].items()):
+            panels.append(
+                f"set title '{v['cut']}: recovery {v['recovery_ms']} ms, {v['application_errors']} app errors'\n"
+                f"set arrow 1 from 0, graph 0 to 0, graph 1 nohead dt 2 lc 'red'\n"
+                f"set arrow 2 from {v['cut_s']}, graph 0 to {v['cut_s']}, graph 1 nohead dt 2 lc 'dark-green'\n"
+                f"plot '{tl}' index {i} using 1:4 with lines lw 2 lc 'black' title 'total', "
+                f"'' index {i} using 1:2 with lines lw 2 title 'plane 0', "
+                f"'' index {i} using 1:3 with lines lw 2 title 'plane 1', "
+                f"{v['recovery_threshold_pps']} with lines dt 2 lw 2 lc 'orange' title '0.9 x plane 0 alone'")
+        gnuplot(f"""set terminal pngcairo noenhanced size 1000,800 font ',10'
+set output '{os.path.join(args.out, "testbed-planefail.png")}'
+set multiplot layout 2,1 title 'MetaRoCE ib_write_bw over 2 planes, plane 1 cut at t = 0 (red) and restored (green); sender tx packets per 100 ms sample'
+set grid
+set key top right
+set xlabel 'time from the cut (s)'
+set ylabel 'sender tx packets/s'
+set yrange [0:*]
+""" + "\n".join(panels) + "\nunset multiplot\n")
+
+
+if __name__ == "__main__":
+    main()
