@@ -45,8 +45,9 @@ pf=()
 loadpid=$!
 trap 'kill $loadpid 2>/dev/null || :' EXIT
 start=$(date -u +%FT%TZ)
+commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 rc=0
-"$root/tests/vm/vmtest.sh" --guests 2 --planes 2 --timeout 3600 --out "$log" -- \
+"$root/tests/vm/vmtest.sh" --guests 2 --planes 2 --timeout 5400 --out "$log" -- \
 	"$root/benchmarks/guest-perftest.sh" "$build" --rounds "$rounds" --sides mr2,mr1,rxe \
 	--conds "$conds" --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" "${pf[@]}" || rc=$?
 kill $loadpid 2>/dev/null || :
@@ -56,7 +57,7 @@ echo "$(date -u +%FT%TZ) $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log/load.txt"
 python3 "$root/benchmarks/testbed_report.py" --log "$log" --out "$out" --rounds "$rounds" \
 	--conds "$conds" --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" \
 	--start "$start" --kernel "$(sed -n 's/.* on \([^,]*\), 2 guest.*/\1/p' "$log/summary.txt")" \
-	--commit "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)" |
+	--commit "$commit" |
 	tee "$log/tables.md"
 echo "outputs in $out; guest logs in $log"
 [ "$rc" = 0 ] || echo "loss-vs-rxe: a program failed (see the fail cells and $log/summary.txt)" >&2

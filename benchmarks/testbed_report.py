@@ -103,7 +103,8 @@ def planefail(log):
         back = next((t for t, tot in during if tot >= threshold), None)
         after = next((t for t0, t, a, b in r if t0 >= restore and b > 0), None)
         post = [a + b for t0, t, a, b in r if restore + 1.0 <= t0 and t <= m["end"] - 0.5]
-        errors = (rc.get("client", 1) != 0) + (rc.get("server", 1) != 0) + rc.get("client_error_lines", 0)
+        # Programs (of the client and the server) that failed.
+        errors = (rc.get("client", 1) != 0) + (rc.get("server", 1) != 0)
         result["variants"][variant] = {
             "cut": {"netem": "netem loss 100% on eth1 of the sender (silent)",
                     "linkdown": "ip link set eth1 down in the sender (the device sees it)"}[variant],
@@ -297,7 +298,9 @@ set xrange [-0.3:{len(conds) - 0.7}]
         panels = []
         for i, (variant, v) in enumerate(pf["variants"].items()):
             panels.append(
-                f"set title '{v['cut']}: recovery {v['recovery_ms']} ms, {v['application_errors']} app errors'\n"
+                f"set title '{v['cut']}: back to 0.9 x plane 0 alone "
+                f"{'not reached' if v['recovery_ms'] is None else str(v['recovery_ms']) + ' ms'}, "
+                f"{v['application_errors']} failed programs'\n"
                 f"set arrow 1 from 0, graph 0 to 0, graph 1 nohead dt 2 lc 'red'\n"
                 f"set arrow 2 from {v['cut_s']}, graph 0 to {v['cut_s']}, graph 1 nohead dt 2 lc 'dark-green'\n"
                 f"plot '{tl}' index {i} using 1:4 with lines lw 2 lc 'black' title 'total', "
