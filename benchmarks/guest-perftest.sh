@@ -307,7 +307,7 @@ if [ -n "$planefail" ]; then
 	"$tool" show mr0
 fi
 
-vm_barrier done 120 || fail "final barrier"
+vm_barrier "done" 120 || fail "final barrier"
 rdma statistic show link mr0/1
 rdma link delete mr0
 vm_unload_module rdma_metaroce || fail "rmmod rdma_metaroce"
