@@ -182,12 +182,14 @@ mr_listening() {
 # server (on mr0 in netns mra, unless MR_SRV_* say otherwise) and, once it
 # listens (see mr_listening), as client (mr1 in mrb, or MR_CLI_*); @DEV@
 # and @GID@ in the arguments become the side's device and GID index.
-# Output in srv-TAG.txt and cli-TAG.txt; both must exit 0.  The bounds
-# only keep a hung transfer from eating the guest's time budget
+# Output in srv-TAG.txt and cli-TAG.txt; both must exit 0, or with the
+# status MR_PEER_SRV_RC / MR_PEER_CLI_RC if set (a side expected to fail).
+# The bounds only keep a hung transfer from eating the guest's time budget
 # (MR_PEER_TIMEOUT seconds per program, default 120).
 mr_peer() {
 	local tag=$1 ready=$2 prog=$3 srv_pid rc=0 srv_rc=0 a
 	local sdev=${MR_SRV_DEV:-mr0} cdev=${MR_CLI_DEV:-mr1}
+	local want_srv=${MR_PEER_SRV_RC:-0} want_cli=${MR_PEER_CLI_RC:-0}
 	local -a srv=() cli=()
 	shift 3
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -206,6 +208,49 @@ mr_peer() {
 		fail "$tag: $prog server did not start: $(cat "srv-$tag.txt")"
 	mr_in_ns "${MR_CLI_NS:-mrb}" timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${cli[@]}" >"cli-$tag.txt" 2>&1 || rc=$?
 	wait "$srv_pid" || srv_rc=$?
-	[ "$srv_rc" = 0 ] || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $srv_rc"; }
-	[ "$rc" = 0 ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc"; }
+	[ "$srv_rc" = "$want_srv" ] || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $srv_rc, expected $want_srv"; }
+	[ "$rc" = "$want_cli" ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc, expected $want_cli"; }
+}
+
+# mr_capture TAG CMD...: CMD while tcpdump records mrb's RoCE/MetaRoCE UDP
+# traffic (ports 4791 and 4793) on its veth0 into cap-TAG.pcap.  A starved
+# tcpdump lags behind the kernel's capture buffer and drops what is still
+# in it when it is stopped, so before stopping it a marker datagram (UDP
+# port 9, from mra) is sent until it is in the file: everything captured
+# before it is then written too.
+mr_capture_sentinel_seen() {
+	ip netns exec mra bash -c 'echo x >/dev/udp/10.88.0.2/9' 2>/dev/null || :
+	tcpdump -r "cap-$1.pcap" -n 'udp port 9' 2>/dev/null | grep -q .
+}
+mr_capture() {
+	local tag=$1 pid
+	shift
+	ip netns exec mrb tcpdump -Z root -i veth0 -n -U -w "cap-$tag.pcap" \
+		'udp port 4791 or udp port 4793 or udp port 9' 2>"cap-$tag.err" &
+	pid=$!
+	mr_wait "tcpdump ($tag)" grep -q 'listening on' "cap-$tag.err"
+	"$@"
+	mr_wait "tcpdump to catch up ($tag)" mr_capture_sentinel_seen "$tag"
+	kill -INT "$pid"
+	wait "$pid" || :
+}
+
+# mr_packets TAG FILTER: packets of cap-TAG.pcap that match FILTER.
+mr_packets() { tcpdump -r "cap-$1.pcap" -n "$2" 2>/dev/null | wc -l; }
+
+# mr_expect_wire TAG MODE: cap-TAG.pcap shows RC packets of MODE only:
+# 4793 (metaroce), or 4791 with an RC opcode (rocev2: BTH byte 0 below
+# 0x20; UD is 0x64/0x65).  The counts go to results.txt.
+mr_expect_wire() {
+	local tag=$1 mode=$2 mr rc
+	mr=$(mr_packets "$tag" 'udp port 4793')
+	rc=$(mr_packets "$tag" 'udp port 4791 and udp[8] < 0x20')
+	echo "$tag: $mr packets on 4793, $rc RoCEv2 RC packets on 4791" | tee -a "$RESULTS/results.txt"
+	case $mode in
+	metaroce) [ "$mr" -gt 0 ] && [ "$rc" = 0 ] ||
+		fail "$tag: expected MetaRoCE (4793) only" ;;
+	rocev2) [ "$rc" -gt 0 ] && [ "$mr" = 0 ] ||
+		fail "$tag: expected RoCEv2 RC (4791) only" ;;
+	*) fail "mr_expect_wire: $mode: not metaroce or rocev2" ;;
+	esac
 }

@@ -48,46 +48,6 @@ for d in mr0 mr1; do
 	[ "$(dev_default $d)" = metaroce ] || fail "$d: default_transport is '$(dev_default $d)', expected the module's metaroce"
 done
 
-# capture TAG CMD...: CMD while tcpdump records mrb's RoCE/MetaRoCE UDP
-# traffic into cap-TAG.pcap.  A starved tcpdump lags behind the kernel's
-# capture buffer and drops what is still in it when it is stopped, so
-# before stopping it a marker datagram (UDP port 9) is sent until it is in
-# the file: everything captured before it is then written too.
-sentinel_seen() {
-	ip netns exec mra bash -c 'echo x >/dev/udp/10.88.0.2/9' 2>/dev/null || :
-	tcpdump -r "cap-$1.pcap" -n 'udp port 9' 2>/dev/null | grep -q .
-}
-capture() {
-	local tag=$1 pid
-	shift
-	ip netns exec mrb tcpdump -Z root -i veth0 -n -U -w "cap-$tag.pcap" \
-		'udp port 4791 or udp port 4793 or udp port 9' 2>"cap-$tag.err" &
-	pid=$!
-	mr_wait "tcpdump ($tag)" grep -q 'listening on' "cap-$tag.err"
-	"$@"
-	mr_wait "tcpdump to catch up ($tag)" sentinel_seen "$tag"
-	kill -INT "$pid"
-	wait "$pid" || :
-}
-
-# packets TAG FILTER: packets of cap-TAG.pcap that match FILTER.
-packets() { tcpdump -r "cap-$1.pcap" -n "$2" 2>/dev/null | wc -l; }
-
-# expect_wire TAG MODE: the capture shows RC packets of MODE only: 4793,
-# or 4791 with an RC opcode (BTH byte 0 below 0x20; UD is 0x64/0x65).
-expect_wire() {
-	local tag=$1 mode=$2 mr rc
-	mr=$(packets "$tag" 'udp port 4793')
-	rc=$(packets "$tag" 'udp port 4791 and udp[8] < 0x20')
-	echo "$tag: $mr packets on 4793, $rc RoCEv2 RC packets on 4791" | tee -a "$RESULTS/results.txt"
-	case $mode in
-	metaroce) [ "$mr" -gt 0 ] && [ "$rc" = 0 ] ||
-		fail "$tag: expected MetaRoCE (4793) only" ;;
-	rocev2) [ "$rc" -gt 0 ] && [ "$mr" = 0 ] ||
-		fail "$tag: expected RoCEv2 RC (4791) only" ;;
-	esac
-}
-
 # pingpong TAG SERVER_ENV CLIENT_ENV: a short checked ibv_rc_pingpong,
 # each side under its environment (VAR=VALUE, or - for none).
 pingpong() {
@@ -100,24 +60,24 @@ pingpong() {
 }
 
 step "module default: metaroce"
-capture default pingpong default - -
-expect_wire default metaroce
+mr_capture default pingpong default - -
+mr_expect_wire default metaroce
 
 step "METAROCE_TRANSPORT=rocev2"
-capture env-rocev2 pingpong env-rocev2 METAROCE_TRANSPORT=rocev2 METAROCE_TRANSPORT=rocev2
-expect_wire env-rocev2 rocev2
+mr_capture env-rocev2 pingpong env-rocev2 METAROCE_TRANSPORT=rocev2 METAROCE_TRANSPORT=rocev2
+mr_expect_wire env-rocev2 rocev2
 
 step "device default rocev2 (sysfs)"
 for d in mr0 mr1; do
 	echo rocev2 >"/sys/class/infiniband/$d/default_transport" || fail "setting $d's default"
 	[ "$(dev_default $d)" = rocev2 ] || fail "$d: default_transport did not become rocev2"
 done
-capture dev-rocev2 pingpong dev-rocev2 - -
-expect_wire dev-rocev2 rocev2
+mr_capture dev-rocev2 pingpong dev-rocev2 - -
+mr_expect_wire dev-rocev2 rocev2
 
 step "METAROCE_TRANSPORT=metaroce over a rocev2 device default"
-capture env-over-dev pingpong env-over-dev METAROCE_TRANSPORT=metaroce METAROCE_TRANSPORT=metaroce
-expect_wire env-over-dev metaroce
+mr_capture env-over-dev pingpong env-over-dev METAROCE_TRANSPORT=metaroce METAROCE_TRANSPORT=metaroce
+mr_expect_wire env-over-dev metaroce
 for d in mr0 mr1; do
 	echo metaroce >"/sys/class/infiniband/$d/default_transport" || fail "resetting $d's default"
 done
