@@ -25,6 +25,9 @@ if(METAROCE_BUILD_PROVIDER)
 	list(APPEND _metaroce_kernel_tests planes)
 	# integrity: metaroce_integrity, every opcode, lossless and lossy.
 	list(APPEND _metaroce_kernel_tests integrity integrity_rocev2)
+	# pingpong: tools/metaroce_rc_pingpong, both wire modes, 1 and 4
+	# paths, lossy, against ibv_rc_pingpong, and the mismatch cases.
+	list(APPEND _metaroce_kernel_tests pingpong)
 endif()
 
 foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)
