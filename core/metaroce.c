@@ -475,8 +475,10 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 		n++;
 	}
 	b[34] = n;
-	if (n)
+	if (n) {
 		c->st.sacks_sent++;
+		c->path[c->ack_path].st.sacks_sent++;
+	}
 	len = MR_ACK_LEN + n * MR_RANGE_LEN;
 	*path = c->ack_path;
 	mrc_ack_sent(c, c->ack_path);
@@ -691,7 +693,8 @@ static void mrc_dsack(struct mrc_conn *c, u32 psn)
 	p->reo_persist = 0;
 }
 
-static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
+static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
+			unsigned int path, u64 now)
 {
 	u32 aflags = b[35];
 	u32 cum = mrc_get_be32(b + 16) & MRC_PSN_MASK;
@@ -710,8 +713,10 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 		return -ERANGE;
 	}
 	c->st.rx_ctrl++;
-	if (n)
+	if (n) {
 		c->st.sacks_received++;
+		c->path[path].st.sacks_received++;
+	}
 	if (echo_path < c->cfg.num_paths) {
 		u64 rtt = (u64)(u32)(mrc_ts(now) - mrc_get_be32(b + 20))
 			  << MRC_TS_SHIFT;
@@ -925,6 +930,7 @@ static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
 		 * A request is never executed twice (MR-OPS-003).
 		 */
 		c->st.rx_dup++;
+		c->path[path].st.rx_dup++;
 		if (c->ack_syndrome == MR_ACK_OK &&
 		    !(c->ack_flags & MR_ACK_F_DSACK)) {
 			c->ack_flags |= MR_ACK_F_DSACK;
@@ -1003,8 +1009,10 @@ write:
 			r->opcode = MRC_OP_RECV_RDMA_WITH_IMM;
 	}
 	c->st.rx_data++;
-	if (d)
+	if (d) {
 		c->st.rx_out_of_order++;	/* an earlier PSN is missing */
+		c->path[path].st.rx_out_of_order++;
+	}
 	c->path[path].st.rx_packets++;
 	mrc_rx_set(c, psn, 1);
 	if (!mrc_psn_before(psn, c->rcv_high)) {
@@ -1059,7 +1067,7 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 	case MR_OPC_ACK:
 		if (len < MR_ACK_LEN)
 			break;
-		return mrc_recv_ack(c, b, len, now);
+		return mrc_recv_ack(c, b, len, path, now);
 	case MR_OPC_PROBE:
 		if (len != MR_ACK_LEN)
 			break;

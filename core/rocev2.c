@@ -448,6 +448,7 @@ static int mrc_gbn_recv_response(struct mrc_conn *c, const u8 *b, size_t len,
 	plen = len - hlen - pad;
 	if (mrc_psn_diff(psn, c->snd_una) >= MRC_PSN_HALF) {
 		c->st.rx_dup++;
+		c->path[0].st.rx_dup++;
 		return 0;
 	}
 	if (!w || (op == MR_IB_ATOMIC_ACK) != mrc_op_atomic(w->opcode))
@@ -618,6 +619,7 @@ int mrc_gbn_recv(struct mrc_conn *c, const u8 *b, size_t len, u64 now)
 	d = mrc_psn_diff(psn, c->rcv_nxt);
 	if (d >= MRC_PSN_HALF) {
 		c->st.rx_dup++;
+		c->path[0].st.rx_dup++;
 		if (request)
 			mrc_gbn_dup_request(c, psn);
 		else

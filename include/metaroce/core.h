@@ -273,6 +273,15 @@ struct mrc_path_stats {
 	uint32_t reserved;
 	uint64_t failures;	/* declared failed (MR-FAIL-001) */
 	uint64_t recoveries;	/* re-admitted after a failure (MR-FAIL-005) */
+	/*
+	 * The path's shares of the connection's counters of the same names
+	 * (they add up to them): ACKs with SACK ranges sent / accepted on
+	 * it, data accepted on it past a hole, duplicates that arrived on it.
+	 */
+	uint64_t sacks_sent;
+	uint64_t sacks_received;
+	uint64_t rx_out_of_order;
+	uint64_t rx_dup;
 };
 
 struct mrc_conn_stats {

@@ -158,6 +158,16 @@ static void third_later_ack_on_the_path_declares_loss(void **state)
 	assert_int_equal(cstats(&f->b).sacks_sent, cstats(&f->a).sacks_received);
 	assert_true(cstats(&f->a).sacks_received >= 4);
 	assert_int_equal(cstats(&f->a).tx_retrans, 1);
+	/* the paths' shares add up to the connection's counts */
+	assert_int_equal(pstats(&f->b, 0).rx_out_of_order +
+			 pstats(&f->b, 1).rx_out_of_order, 4);
+	assert_int_equal(pstats(&f->b, 0).sacks_sent + pstats(&f->b, 1).sacks_sent,
+			 cstats(&f->b).sacks_sent);
+	assert_int_equal(pstats(&f->a, 0).sacks_received +
+			 pstats(&f->a, 1).sacks_received,
+			 cstats(&f->a).sacks_received);
+	assert_true(pstats(&f->b, 0).rx_out_of_order > 0 &&
+		    pstats(&f->b, 1).rx_out_of_order > 0);
 	pair_free(f);
 }
 
@@ -381,6 +391,9 @@ static void duplicates_are_suppressed_and_reacked(void **state)
 	assert_int_equal(give(f, &f->b, &d2), 0);
 	assert_int_equal(give(f, &f->b, &d1), 0);	/* old duplicate */
 	assert_int_equal(cstats(&f->b).rx_dup, 2);
+	/* each counted on the path it arrived on */
+	assert_int_equal(pstats(&f->b, d0.path).rx_dup, 1);
+	assert_int_equal(pstats(&f->b, d1.path).rx_dup, 1);
 	assert_int_equal(f->a.msgs[0].placed, 3 * FX_MTU);
 	fx_poll(&f->b);
 	assert_int_equal(f->b.recv_done, 1);
