@@ -126,6 +126,29 @@ mr_counter() {
 		awk -v n="$2" 'prev == n { print; exit } { prev = $0 }'
 }
 
+# The transport counters of "rdma statistic" (kernel/metaroce_stats.c):
+# device totals NAME and per plane planeN_NAME.
+MR_XPORT_COUNTERS="retransmits sacks_sent sacks_received rx_out_of_order rx_duplicates path_failures path_recoveries"
+
+# mr_check_plane_sums DEV: every transport counter of DEV is the sum of its
+# planes' (true while no plane id was given to a second plane).
+mr_check_plane_sums() {
+	local stats c total sum n v
+	stats=$(rdma statistic show link "$1/1" | tr ' ' '\n')
+	for c in $MR_XPORT_COUNTERS; do
+		total=$(awk -v n="$c" 'prev == n { print; exit } { prev = $0 }' <<<"$stats")
+		[ -n "$total" ] || fail "$1: no counter $c"
+		sum=0
+		for n in 0 1 2 3; do
+			v=$(awk -v n="plane${n}_$c" 'prev == n { print; exit } { prev = $0 }' <<<"$stats")
+			[ -n "$v" ] || fail "$1: no counter plane${n}_$c"
+			sum=$((sum + v))
+		done
+		[ "$total" = "$sum" ] || fail "$1: $c is $total, its planes add up to $sum"
+	done
+	echo "ok: $1: planes add up to the device's $MR_XPORT_COUNTERS"
+}
+
 # mr_check_clean_end: after the programs exited, no user QP, CQ, MR or PD
 # is left on mr0/mr1 and neither device counted a CRC, malformed-packet or
 # transmit error; both devices' statistics are saved in stats-DEV.txt.

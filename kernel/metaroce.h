@@ -114,6 +114,31 @@ enum metaroce_counter {
 	METAROCE_NUM_COUNTERS
 };
 
+/*
+ * Transport counters ("rdma statistic", device totals and planeN_*): the
+ * transport core's counts of the device's RC connections (struct
+ * mrc_conn_stats for the device, the per-path shares in struct
+ * mrc_path_stats for the plane of each path), of the live QPs and of those
+ * reset or destroyed since the device (or the plane) appeared.  Computed
+ * when asked, see metaroce_stats.c.
+ */
+enum metaroce_xport_counter {
+	METAROCE_XCNT_RETRANSMITS,
+	METAROCE_XCNT_SACKS_SENT,	/* ACKs carrying SACK ranges */
+	METAROCE_XCNT_SACKS_RECEIVED,
+	METAROCE_XCNT_RX_OUT_OF_ORDER,	/* data accepted past a hole */
+	METAROCE_XCNT_RX_DUPLICATES,	/* data suppressed as duplicate */
+	METAROCE_XCNT_PATH_FAILURES,	/* paths the core declared failed */
+	METAROCE_XCNT_PATH_RECOVERIES,	/* failed paths re-admitted */
+	METAROCE_XPORT_NUM_COUNTERS
+};
+
+/* Transport counts of one or more connections: device totals, per plane id. */
+struct metaroce_xport_counts {
+	u64 dev[METAROCE_XPORT_NUM_COUNTERS];
+	u64 plane[METAROCE_MAX_PLANES][METAROCE_XPORT_NUM_COUNTERS];
+};
+
 struct metaroce_dev {
 	struct ib_device ib_dev;	/* first: ib_alloc_device() */
 	struct net_device *ndev;	/* held through ndev_tracker */
@@ -135,6 +160,14 @@ struct metaroce_dev {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic64_t counters[METAROCE_NUM_COUNTERS];
+	/*
+	 * The transport counts of connections freed so far (QP reset or
+	 * destroyed), and what keeps a statistics query from seeing a
+	 * connection both live and retired, or neither (metaroce_stats.c).
+	 * Nests outside qp->lock.
+	 */
+	struct mutex stats_mutex;
+	struct metaroce_xport_counts retired;
 	/* Slots by plane id; see metaroce_plane.c for the locking. */
 	struct metaroce_plane planes[METAROCE_MAX_PLANES];
 	struct metaroce_plane_map __rcu *plane_map;
@@ -477,6 +510,8 @@ extern const struct uapi_definition metaroce_uapi_defs[];
 
 /* metaroce_stats.c */
 extern const struct ib_device_ops metaroce_stats_ops;
+void metaroce_stats_retire(struct metaroce_qp *qp);
+void metaroce_stats_plane_reset(struct metaroce_dev *mdev, unsigned int id);
 
 /* metaroce_main.c */
 extern enum mrc_mode metaroce_transport_mode;

@@ -225,6 +225,7 @@ int metaroce_plane_add(struct metaroce_dev *mdev, struct net_device *ndev)
 
 	for (c = 0; c < METAROCE_PLANE_NUM_COUNTERS; c++)
 		atomic64_set(&plane->counters[c], 0);
+	metaroce_stats_plane_reset(mdev, plane - mdev->planes);
 	plane->admin_up = true;
 	netdev_hold(ndev, &plane->tracker, GFP_KERNEL);
 	plane->ndev = ndev;

@@ -352,7 +352,14 @@ err_count:
 static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 {
 	struct metaroce_qp *qp = to_mqp(ib_qp);
+	bool rc = !metaroce_qp_is_ud(qp);
 
+	/*
+	 * From leaving the statistics walk (the QP array) until its
+	 * connection's counts are retired (metaroce_stats.c).
+	 */
+	if (rc)
+		mutex_lock(&qp->mdev->stats_mutex);
 	/* No new lookups from the receive path, then wait for running ones. */
 	if (ib_qp->qp_type == IB_QPT_GSI)
 		metaroce_gsi_del(qp);
@@ -363,7 +370,12 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 
 	spin_lock_bh(&qp->lock);
 	qp->dead = true;	/* the timer does not re-arm itself */
+	/* Nothing drives the connection once the QP is dead. */
+	if (rc)
+		metaroce_stats_retire(qp);
 	spin_unlock_bh(&qp->lock);
+	if (rc)
+		mutex_unlock(&qp->mdev->stats_mutex);
 	hrtimer_cancel(&qp->timer);
 	cancel_work_sync(&qp->ud_tx_work);
 	skb_queue_purge(&qp->ud_txq);
@@ -502,6 +514,7 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	struct metaroce_qp *qp = to_mqp(ib_qp);
 	struct mrc_conn *conn = NULL, *old_conn = NULL;
 	enum ib_qp_state cur, new;
+	bool reset_rc;
 	struct sk_buff_head out;
 	__be32 saddr = 0, daddr = 0;
 	int err;
@@ -529,6 +542,10 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	}
 
 	__skb_queue_head_init(&out);
+	/* RESET frees the connection: its counts are retired first. */
+	reset_rc = new == IB_QPS_RESET && !metaroce_qp_is_ud(qp);
+	if (reset_rc)
+		mutex_lock(&qp->mdev->stats_mutex);
 	spin_lock_bh(&qp->lock);
 	metaroce_save_attr(qp, attr, mask);
 	if (mask & IB_QP_AV) {
@@ -555,6 +572,8 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 		qp->state = new;
 		qp->attr.qp_state = new;
 		if (new == IB_QPS_RESET) {
+			if (reset_rc)
+				metaroce_stats_retire(qp);
 			old_conn = qp->conn;
 			qp->conn = NULL;
 			if (qp->srq)
@@ -566,6 +585,8 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 		}
 	}
 	spin_unlock_bh(&qp->lock);
+	if (reset_rc)
+		mutex_unlock(&qp->mdev->stats_mutex);
 
 	if (new == IB_QPS_RESET)
 		hrtimer_cancel(&qp->timer);

@@ -462,6 +462,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 
 	INIT_LIST_HEAD(&mdev->list);
 	ida_init(&mdev->pd_ida);
+	mutex_init(&mdev->stats_mutex);
 	netdev_hold(ndev, &mdev->ndev_tracker, GFP_KERNEL);
 	mdev->ndev = ndev;
 	mdev->port_event_state = metaroce_port_state(ndev);

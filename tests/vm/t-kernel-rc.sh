@@ -22,12 +22,15 @@
 #     its data, immediate and atomic results, a batch of max_send_wr WRs
 #     in one ibv_wr_complete(), ibv_wr_abort(), the latched errors, UD;
 #   - pingpong, ib_write_bw, ib_read_bw and ib_atomic_bw again with 1%
-#     netem loss on both ends;
+#     netem loss on both ends: rdma statistic counts retransmits, and in
+#     MetaRoCE mode SACKs sent and received and out-of-order arrivals
+#     (RoCEv2 mode: none of these three);
 #   - pingpong under netem "loss 3% ecn": MetaRoCE packets are ECT(0) and
 #     arrive CE-marked (counted as rx_ecn_ce), RoCEv2-mode ones are Not-ECT.
 # Every program must exit 0 on both sides and report a result; afterwards
 # "rdma resource" lists no QP, CQ or MR of mr0/mr1, the counters show no
-# CRC or malformed-packet drops, the module unloads and dmesg is clean.
+# CRC or malformed-packet drops and each transport counter is the sum of
+# its planes', the module unloads and dmesg is clean.
 # Throughputs and latencies go to $RESULTS/results.txt (reported, not
 # asserted: the testbed is TCG).
 set -euo pipefail
@@ -116,7 +119,14 @@ perf lossless ib_read_lat 64
 perf lossless ib_atomic_bw 8
 perf lossless ib_atomic_lat 8
 
+# xport NAME: a transport counter summed over mr0 and mr1.
+xport() { echo $(( $(mr_counter mr0 "$1") + $(mr_counter mr1 "$1") )); }
+
 step "1% loss on both ends"
+retx_before=$(xport retransmits)
+sacks_before=$(xport sacks_sent)
+sacks_rx_before=$(xport sacks_received)
+ooo_before=$(xport rx_out_of_order)
 ip netns exec mra tc qdisc replace dev veth0 root netem loss 1% || fail "netem"
 ip netns exec mrb tc qdisc replace dev veth0 root netem loss 1% || fail "netem"
 pingpong loss1 4096
@@ -124,6 +134,25 @@ pingpong loss1 65536
 perf loss1 ib_write_bw 65536
 perf loss1 ib_read_bw 65536
 perf loss1 ib_atomic_bw 8
+# rdma statistic's transport counters (issue 7): under loss the
+# requesters retransmitted; MetaRoCE-mode responders sent SACKs, the
+# requesters accepted some, and data arrived past holes.  RoCEv2 mode
+# (go-back-N) has no SACK and drops what arrives past a hole.
+retx=$(( $(xport retransmits) - retx_before ))
+sacks=$(( $(xport sacks_sent) - sacks_before ))
+sacks_rx=$(( $(xport sacks_received) - sacks_rx_before ))
+ooo=$(( $(xport rx_out_of_order) - ooo_before ))
+echo "$mode loss1: retransmits $retx, SACKs sent $sacks received $sacks_rx, out of order $ooo" |
+	tee -a "$RESULTS/results.txt"
+[ "$retx" -gt 0 ] || fail "no retransmission counted under 1% loss"
+if [ "$mode" = metaroce ]; then
+	[ "$sacks" -gt 0 ] && [ "$sacks_rx" -gt 0 ] ||
+		fail "SACKs sent $sacks, received $sacks_rx under 1% loss"
+	[ "$ooo" -gt 0 ] || fail "no out-of-order arrival counted under 1% loss"
+else
+	[ "$sacks" = 0 ] && [ "$sacks_rx" = 0 ] && [ "$ooo" = 0 ] ||
+		fail "RoCEv2 mode counted SACKs $sacks/$sacks_rx, out of order $ooo"
+fi
 
 # netem's "ecn" marks ECN-capable packets CE instead of dropping them:
 # MetaRoCE sends ECT(0) and must see marks; RoCEv2 mode (no DCQCN) sends
@@ -143,6 +172,8 @@ fi
 
 step "resources and counters"
 mr_check_clean_end
+mr_check_plane_sums mr0
+mr_check_plane_sums mr1
 [ "$(mr_counter mr0 rx_packets)" -gt 0 ] || fail "mr0 counted no received packets"
 
 step "teardown"
