@@ -240,15 +240,18 @@ mr_peer() {
 # tcpdump lags behind the kernel's capture buffer and drops what is still
 # in it when it is stopped, so before stopping it a marker datagram (UDP
 # port 9, from mra) is sent until it is in the file: everything captured
-# before it is then written too.
+# before it is then written too.  mrb's tcpdump sees mrb's packets as they
+# leave and mra's as they arrive, before any ingress filter of mrb.  A
+# capture that lost packets (tcpdump's "dropped by kernel") fails: a test
+# that counts packets must see them all.
 mr_capture_sentinel_seen() {
 	ip netns exec mra bash -c 'echo x >/dev/udp/10.88.0.2/9' 2>/dev/null || :
 	tcpdump -r "cap-$1.pcap" -n 'udp port 9' 2>/dev/null | grep -q .
 }
 mr_capture() {
-	local tag=$1 pid
+	local tag=$1 pid dropped
 	shift
-	ip netns exec mrb tcpdump -Z root -i veth0 -n -U -w "cap-$tag.pcap" \
+	ip netns exec mrb tcpdump -Z root -i veth0 -n -U -B 8192 -w "cap-$tag.pcap" \
 		'udp port 4791 or udp port 4793 or udp port 9' 2>"cap-$tag.err" &
 	pid=$!
 	mr_wait "tcpdump ($tag)" grep -q 'listening on' "cap-$tag.err"
@@ -256,6 +259,8 @@ mr_capture() {
 	mr_wait "tcpdump to catch up ($tag)" mr_capture_sentinel_seen "$tag"
 	kill -INT "$pid"
 	wait "$pid" || :
+	dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "cap-$tag.err")
+	[ "$dropped" = 0 ] || fail "tcpdump ($tag) lost packets: $(cat "cap-$tag.err")"
 }
 
 # mr_packets TAG FILTER: packets of cap-TAG.pcap that match FILTER.
