@@ -20,15 +20,17 @@
  *	new QPs names the transport and number of paths they got.
  *
  *   metaroce_dv_test transfer DEV_A DEV_B --gid IDX --paths N
- *		      [--transport MODE] [--lossy]
+ *		      [--transport MODE] [--lossy] [--kib K]
  *	an RC QP of N paths on each device (one process: each device sends
- *	from its netdev's namespace), 1 MiB of RDMA WRITEs from A to B,
+ *	from its netdev's namespace), K KiB (a multiple of 64, default 1024)
+ *	of RDMA WRITEs from A to B,
  *	checked on arrival; then metarocedv_query_qp_stats() on both:
  *	packets were sent and received on exactly the QP's paths (1 for
  *	RoCEv2), the paths add up to the connection's totals, and with
  *	--lossy (the caller put netem loss on the link) A retransmitted and,
  *	in MetaRoCE mode, SACKs went from B to A.  Also: the inlen rules and
- *	EOPNOTSUPP for a UD QP.
+ *	EOPNOTSUPP for a UD QP.  Prints both QPNs and the first PSN, and the
+ *	statistics (the ground truth of tests/vm/t-kernel-dissector.sh).
  *
  * MODE is metaroce or rocev2.  Prints "FAIL: ..." lines and exits 1 on any
  * failed check, "PASS: ..." and 0 otherwise.
@@ -342,8 +344,8 @@ struct side {
 	ibv_mtu mtu = IBV_MTU_1024;
 };
 
-constexpr size_t xfer_bytes = 1 << 20;
 constexpr size_t msg_bytes = 64 << 10;
+size_t xfer_bytes = 1 << 20;	/* --kib */
 
 bool setup(side &s, const std::string &dev, int gid_idx, uint32_t mode,
 	   uint32_t paths)
@@ -384,6 +386,9 @@ bool setup(side &s, const std::string &dev, int gid_idx, uint32_t mode,
 	return true;
 }
 
+/* The first PSN of both directions of the transfer. */
+constexpr uint32_t start_psn = 0x200;
+
 void connect(side &s, const side &peer, int gid_idx)
 {
 	ibv_qp_attr a = {};
@@ -391,7 +396,7 @@ void connect(side &s, const side &peer, int gid_idx)
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = s.mtu < peer.mtu ? s.mtu : peer.mtu;
 	a.dest_qp_num = peer.qp->qp_num;
-	a.rq_psn = 0x200;
+	a.rq_psn = start_psn;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
@@ -406,7 +411,7 @@ void connect(side &s, const side &peer, int gid_idx)
 	      "RTR: %s", std::strerror(errno));
 	a = {};
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x200;
+	a.sq_psn = start_psn;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
@@ -525,6 +530,9 @@ int transfer(const std::string &dev_a, const std::string &dev_b, int gid_idx,
 	connect(a, b, gid_idx);
 	connect(b, a, gid_idx);
 	write_all(a, b);
+	/* What a capture of the transfer must show (t-kernel-dissector.sh). */
+	std::printf("A (writer): qpn %#x psn %#x; B (target): qpn %#x psn %#x\n",
+		    a.qp->qp_num, start_psn, b.qp->qp_num, start_psn);
 
 	metarocedv_qp_stats sa = stats_of(a.qp), sb = stats_of(b.qp);
 	print_stats("A (writer)", sa);
@@ -588,7 +596,7 @@ int transfer(const std::string &dev_a, const std::string &dev_b, int gid_idx,
 	std::fprintf(stderr,
 		     "usage: metaroce_dv_test query DEV --planes N --default MODE [--rocev2]\n"
 		     "       metaroce_dv_test create DEV --expect MODE\n"
-		     "       metaroce_dv_test transfer DEV_A DEV_B --gid IDX --paths N [--transport MODE] [--lossy]\n");
+		     "       metaroce_dv_test transfer DEV_A DEV_B --gid IDX --paths N [--transport MODE] [--lossy] [--kib K]\n");
 	std::exit(2);
 }
 
@@ -620,6 +628,10 @@ int main(int argc, char **argv)
 			planes = std::strtoul(argv[++i], nullptr, 0);
 		} else if (i + 1 < argc && a == "--paths") {
 			paths = std::strtoul(argv[++i], nullptr, 0);
+		} else if (i + 1 < argc && a == "--kib") {
+			xfer_bytes = std::strtoul(argv[++i], nullptr, 0) << 10;
+			if (!xfer_bytes || xfer_bytes % msg_bytes)
+				usage();
 		} else if (i + 1 < argc && a == "--gid") {
 			gid = std::atoi(argv[++i]);
 		} else if (i + 1 < argc &&

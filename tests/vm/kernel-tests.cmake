@@ -46,21 +46,27 @@ foreach(_kver IN LISTS METAROCE_KERNEL_RELEASES)
 	endforeach()
 endforeach()
 
+# On the first kernel only, because what they exercise is the same module
+# code on every kernel and the kernel-specific glue is covered on both by
+# the tests above:
 # hostile: hostile packets against a live device, isolation and the
-# negative verbs cases (t-kernel-hostile.sh, issues 5 and 10).  On the
-# first kernel only: what it exercises (the module's receive path, key and
-# access checks, posting rules) is the same module code on every kernel,
-# and the kernel-specific glue is covered on both by the tests above.
+# negative verbs cases (t-kernel-hostile.sh, issues 5 and 10): the
+# module's receive path, key and access checks, posting rules;
+# dissector: the Wireshark dissector over captured traffic against what
+# the programs and the counters reported (t-kernel-dissector.sh, issues 9
+# and 7): the Lua dissector and the transport core's counters.
 if(METAROCE_BUILD_PROVIDER AND METAROCE_KERNEL_RELEASES)
 	list(GET METAROCE_KERNEL_RELEASES 0 _kver)
-	add_test(NAME vm_kernel_hostile_${_kver}
-		COMMAND ${PROJECT_SOURCE_DIR}/tests/vm/vmtest.sh
-			--kernel ${_kver} --timeout 500 --
-			${PROJECT_SOURCE_DIR}/tests/vm/t-kernel-hostile.sh
-			${CMAKE_BINARY_DIR})
-	set_tests_properties(vm_kernel_hostile_${_kver} PROPERTIES
-		LABELS vm TIMEOUT 600
-		FIXTURES_REQUIRED vm_kernels)
+	foreach(_t IN ITEMS hostile dissector)
+		add_test(NAME vm_kernel_${_t}_${_kver}
+			COMMAND ${PROJECT_SOURCE_DIR}/tests/vm/vmtest.sh
+				--kernel ${_kver} --timeout 500 --
+				${PROJECT_SOURCE_DIR}/tests/vm/t-kernel-${_t}.sh
+				${CMAKE_BINARY_DIR})
+		set_tests_properties(vm_kernel_${_t}_${_kver} PROPERTIES
+			LABELS vm TIMEOUT 600
+			FIXTURES_REQUIRED vm_kernels)
+	endforeach()
 endif()
 
 # rxe: RoCEv2 mode against the kernel's rdma_rxe in one guest, both
