@@ -19,10 +19,12 @@
 #     IBV_WC_RETRY_EXC_ERR (MR-FAIL-004: no path up; MR-FAIL-007: at the
 #     latest (retry_cnt + 1) local ACK timeouts, 8 x 67 ms for
 #     ibv_rc_pingpong's 7 and 14, or 8 PTOs if that is longer), and new
-#     QPs work once the links carry traffic again;
+#     QPs work once the links carry traffic again; rdma statistic counted
+#     path failures on both planes;
 #   - del removes the plane; resources are clean (no tx_errors: packets
-#     sent in the moment a link goes down count as tx_link_down), the
-#     module unloads and dmesg is clean.
+#     sent in the moment a link goes down count as tx_link_down), each
+#     transport counter is the sum of its planes', the module unloads and
+#     dmesg is clean.
 set -euo pipefail
 build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
@@ -179,6 +181,14 @@ step "every plane cut: IBV_WC_RETRY_EXC_ERR"
 for round in 1 2 3; do
 	cut_every_plane $round
 done
+# The core declared the client's paths failed (MR-FAIL-001) before it gave
+# up: rdma statistic counts it on both planes, paths 0 and 2 on plane 0,
+# 1 and 3 on plane 1.
+for p in 0 1; do
+	n=$(count mr0 plane${p}_path_failures)
+	echo "mr0 plane $p: $n path failures over the cuts" | tee -a "$RESULTS/results.txt"
+	[ "$n" -gt 0 ] || fail "no path failure counted on plane $p of mr0 after every plane was cut"
+done
 mr_peer pp-after tcp:18515 ibv_rc_pingpong -d @DEV@ -g "$gid" -s 4096 -n 50 --chk -- \
 	-d @DEV@ -g "$gid" -s 4096 -n 50 --chk "$server"
 
@@ -189,6 +199,8 @@ plane mrb del mr1 veth1
 
 step "resources and counters"
 mr_check_clean_end
+mr_check_plane_sums mr0
+mr_check_plane_sums mr1
 step "teardown"
 mr_teardown
 cat "$RESULTS/results.txt"
