@@ -561,11 +561,12 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 	k = mrc_pick_path(c, -1);
 	if (k < 0)
 		return 0;
-	/* nothing was unacknowledged: the wait for progress starts */
-	if (c->snd_una == c->snd_nxt)
-		mrc_progress(c, now);
 	if (mrc_packetize(c, &psn))
 		return 0;
+	/* none of ours was unacknowledged: the wait for progress starts */
+	if (!mrc_op_internal(c->sq[mrc_txp(c, psn)->sq_idx].opcode) &&
+	    !c->own_unacked++)
+		mrc_progress(c, now);
 	*path = k;
 	return mrc_build_data(c, b, cap, psn, k, now);
 }
@@ -584,6 +585,8 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn, u64 now)
 		return;
 	}
 	t->state = MRC_TXP_ACKED;
+	if (!mrc_op_internal(c->sq[t->sq_idx].opcode))
+		c->own_unacked--;
 	c->tlp_out = 0;
 	mrc_progress(c, now);		/* MR-FAIL-007 */
 	if (!p->any_acked || mrc_seq_before(p->largest_acked_seq, t->path_seq))
@@ -1204,7 +1207,12 @@ static u64 mrc_rsp_deadline(const struct mrc_conn *c)
  * that could not run for a while (a stalled host or guest) loses one
  * expiry when it runs again, before it reads the acknowledgements that
  * arrived meanwhile, not the whole bound.  The time of the next expiry;
- * U64_MAX while nothing is unacknowledged.
+ * U64_MAX while no packet of the caller's WRs is unacknowledged.
+ * Responses (MR-OPS-002) do not run it: IBTA gives a responder no local
+ * ACK timeout, and one that stays in RTR never learns the QP's, so
+ * rto_ns there is a default nobody chose; the requester's timers
+ * (MR-OPS-007, its own give-up) decide whether the peer is gone, and
+ * MR-LOSS-009 bounds a response stream to a dead requester.
  */
 static u64 mrc_give_up_deadline(const struct mrc_conn *c)
 {
@@ -1212,7 +1220,7 @@ static u64 mrc_give_up_deadline(const struct mrc_conn *c)
 	u64 interval;
 	u32 i;
 
-	if (c->snd_una == c->snd_nxt)
+	if (!c->own_unacked)
 		return MRC_U64_MAX;
 	for (i = 0; i < c->cfg.num_paths; i++) {
 		struct mrc_path p = c->path[i];

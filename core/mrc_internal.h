@@ -231,11 +231,14 @@ struct mrc_conn {
 	/*
 	 * MR-FAIL-007: the give-up timer's current interval started here:
 	 * at the latest progress (a newly acknowledged PSN, the end of an RNR
-	 * wait, or the first send after none was unacknowledged), or at its
-	 * last expiry; give_up_expiries counts the expiries since progress.
+	 * wait, or the first send of own_unacked's packets after there was
+	 * none), or at its last expiry; give_up_expiries counts the expiries
+	 * since progress.  Only the packets of the caller's WRs run the timer:
+	 * responses (MR-OPS-002) have no local ACK timeout.
 	 */
 	u64 progress_ns;
 	u32 give_up_expiries;
+	u32 own_unacked;	/* packets of caller WRs, unacknowledged */
 	struct mrc_tx_pkt txw[MRC_MAX_WINDOW];
 	struct mrc_swqe sq[MRC_SQ_RING];
 

@@ -1250,6 +1250,62 @@ static void rnr_wait_longer_than_the_bound_is_not_a_dead_peer(void **state)
 	pair_free(f);
 }
 
+/*
+ * covers: MR-FAIL-007 MR-OPS-002
+ * A READ responder that stays in RTR, as perftest's ib_read_bw server
+ * does, never gets the QP's timeout and keeps the core's default rto_ns
+ * (1 ms); its responses are its own reliable stream.  The requester's
+ * ACKs of them take 20 ms (a loaded host): the responder must wait for
+ * them, not give up after 8 x 1 ms, and the READ completes.  Before
+ * responses were exempt from the give-up timer the responder failed
+ * here and the requester never saw a byte of the response.
+ */
+static void rtr_responder_waits_for_slow_acks_of_its_responses(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4), rts;
+	uint64_t stall_end;
+	struct pkt held[256];
+	unsigned int n = 0, i;
+	struct fx *f;
+	struct pkt p;
+
+	(void)state;
+	cfg.local_psn = 1000;		/* A's sq_psn, which RTS repeats */
+	f = pair_new(&cfg);		/* both as the kernel starts them at RTR */
+	rts = cfg;			/* A goes to RTS: timeout 14, retry_cnt 7 */
+	rts.rto_ns = 4096ull << 14;
+	rts.retry_cnt = 7;
+	assert_int_equal(mrc_conn_set_requester(f->a.conn, &rts), 0);
+	add_msg(&f->a, MRC_OP_RDMA_READ, FX_MAX_MSG_LEN);
+	post(f);
+	while ((p = take(f, &f->a)).len)
+		assert_int_equal(give(f, &f->b, &p), 0);
+	/* everything B sends for 20 ms reaches A only at the end */
+	stall_end = f->now + 20000000;
+	for (;;) {
+		while ((p = take(f, &f->b)).len) {
+			assert_true(n < 256);
+			held[n++] = p;
+		}
+		if (mrc_next_deadline(f->b.conn) > stall_end)
+			break;
+		fire(f, &f->b);
+	}
+	assert_true(n > 0);
+	assert_int_equal(cstats(&f->b).give_ups, 0);
+	assert_int_equal(cstats(&f->b).in_error, 0);
+	f->now = stall_end;
+	for (i = 0; i < n; i++)
+		assert_true(give(f, &f->a, &held[i]) >= 0);
+	flush_all(f);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.nstatus_err, 0);
+	assert_int_equal(f->a.tx_done, 1);
+	assert_int_equal(cstats(&f->b).in_error, 0);
+	assert_int_equal(fx_verify(f), 0);
+	pair_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1285,6 +1341,7 @@ int main(void)
 		cmocka_unit_test(give_up_bound_has_a_pto_floor),
 		cmocka_unit_test(stalled_caller_does_not_give_up_on_a_live_peer),
 		cmocka_unit_test(rnr_wait_longer_than_the_bound_is_not_a_dead_peer),
+		cmocka_unit_test(rtr_responder_waits_for_slow_acks_of_its_responses),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
