@@ -104,18 +104,19 @@ done
 
 step "ib_write_bw while plane 1 goes down and comes back"
 # A count, not -D: perftest times -D with a cycle counter it calibrates at
-# start, which under TCG may end the run before the plane comes back.  5000
-# x 64 KiB outlasts the cut on a fast guest (12 MB/s: 27 s); the bound is
-# for a slow one (3 MB/s on a loaded host: 110 s).
-( MR_PEER_TIMEOUT=300 mr_peer bw-cut tcp:18515 ib_write_bw -d @DEV@ -x "$gid" -F -s 65536 -n 5000 -- \
-	-d @DEV@ -x "$gid" -F -s 65536 -n 5000 "$server" ) &
+# start, which under TCG may end the run before the plane comes back.
+# 10000 x 64 KiB outlasts the cut (about 3 s) on a fast guest (6.12 on a
+# quiet host: 47 MB/s, 14 s); the bound is for a slow one (3 MB/s on a
+# loaded host: 220 s).
+( MR_PEER_TIMEOUT=300 mr_peer bw-cut tcp:18515 ib_write_bw -d @DEV@ -x "$gid" -F -s 65536 -n 10000 -- \
+	-d @DEV@ -x "$gid" -F -s 65536 -n 10000 "$server" ) &
 bw_pid=$!
 # Cut once the measurement runs (the header is printed when it starts).
 vm_wait_until 90 grep -q '#bytes' cli-bw-cut.txt || fail "ib_write_bw did not start"
-sleep 3
+sleep 1
 ip -n mra link set veth1 down
 mr_wait "plane 1 down" sh -c "ip netns exec mra $tool show mr0 | grep -q 'veth1 .*oper down'"
-sleep 3
+sleep 2
 down_tx=$(count mr0 plane1_tx_packets)
 ip -n mra link set veth1 up
 mr_wait "plane 1 up" sh -c "ip netns exec mra $tool show mr0 | grep -q 'veth1 .*oper up'"
