@@ -2,13 +2,16 @@
 #
 # metaroce_add_vm_test(NAME SCRIPT [KERNEL ver] [GUESTS n] [PLANES n]
 #                      [MEM mb] [TIMEOUT sec] [EXPECT_FAIL regex]
+#                      [EXPECT_PASS regex]
 #                      [ARGS arg...] [PROPERTIES prop value...])
 #
 # A ctest (label "vm") that runs SCRIPT through tests/vm/vmtest.sh. Logs go to
 # <build>/tests/vm-logs/NAME/. TIMEOUT (default 300) is vmtest.sh's limit for
 # the guests; ctest's is TIMEOUT + 300 to cover a first kernel download.
 # EXPECT_FAIL makes a negative test: it passes only if vmtest.sh fails a
-# guest (exit 1) with a summary matching the regex. PROCESSORS is 2 (both
+# guest (exit 1) with a summary matching the regex; EXPECT_PASS a test of
+# the harness that passes only if vmtest.sh passes and its output matches
+# the regex. PROCESSORS is 2 (both
 # vCPU threads of a run are busy under TCG), so `ctest -j N` does not
 # oversubscribe the host.
 #
@@ -16,10 +19,11 @@
 
 set(METAROCE_VMTEST ${CMAKE_CURRENT_LIST_DIR}/vmtest.sh)
 set(METAROCE_VMTEST_EXPECT_FAIL ${CMAKE_CURRENT_LIST_DIR}/selftest/expect-fail.sh)
+set(METAROCE_VMTEST_EXPECT_PASS ${CMAKE_CURRENT_LIST_DIR}/selftest/expect-pass.sh)
 
 function(metaroce_add_vm_test name script)
 	cmake_parse_arguments(PARSE_ARGV 2 vt ""
-		"KERNEL;GUESTS;PLANES;MEM;TIMEOUT;EXPECT_FAIL" "ARGS;PROPERTIES")
+		"KERNEL;GUESTS;PLANES;MEM;TIMEOUT;EXPECT_FAIL;EXPECT_PASS" "ARGS;PROPERTIES")
 	if(NOT vt_KERNEL)
 		set(vt_KERNEL 6.1)
 	endif()
@@ -39,6 +43,8 @@ function(metaroce_add_vm_test name script)
 	endif()
 	if(DEFINED vt_EXPECT_FAIL)
 		set(cmd ${METAROCE_VMTEST_EXPECT_FAIL} "${vt_EXPECT_FAIL}")
+	elseif(DEFINED vt_EXPECT_PASS)
+		set(cmd ${METAROCE_VMTEST_EXPECT_PASS} "${vt_EXPECT_PASS}")
 	else()
 		set(cmd ${METAROCE_VMTEST})
 	endif()

@@ -67,6 +67,16 @@ ip -batch /run/vmtest-net.batch >/run/vmtest-net.log 2>&1 ||
 export GUEST_INDEX GUEST_COUNT PLANES KVER METAROCE_SRC RESULTS
 export VMTEST_LIB="$METAROCE_SRC/tests/vm/guest-lib.sh"
 
+# Self-test hook (tests/vm/selftest/expect-pass.sh): vmtest.inject=early-int3
+# on the kernel command line makes the first boot attempt end as the
+# emulator's boot-time crash does, an "Oops: int3" line and no script run;
+# vmtest.sh must boot again and the second attempt runs the script.
+read -r cmdline </proc/cmdline
+if [[ " $cmdline " == *" vmtest.inject=early-int3 "* && " $cmdline " == *" vmtest.attempt=1 "* ]]; then
+	echo "<1>Oops: int3: 0000 [#1] injected by the vmtest self-test (vmtest.inject=early-int3)" >/dev/kmsg
+	power_off
+fi
+
 read -r up _ </proc/uptime
 echo "script_start_uptime=$up" >"$RESULTS/timing"
 : >"$RESULTS/.started" # its host mtime marks the boot-to-script time

@@ -1,0 +1,11 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+#
+# Testbed self-test (negative): the guest dies with an "Oops: int3" line
+# after its script started.  Only a crash before the script is the
+# emulator's and booted again; this one must fail the run at once.
+echo "<1>Oops: int3: 0000 [#1] injected by tests/vm/selftest/late-int3.sh" >/dev/kmsg
+echo "injected an Oops: int3 line; powering off without an exit status"
+sync
+echo o >/proc/sysrq-trigger
+sleep 30
