@@ -18,8 +18,7 @@
 # include(${PROJECT_SOURCE_DIR}/tests/vm/VmTest.cmake) from any CMakeLists.
 
 set(METAROCE_VMTEST ${CMAKE_CURRENT_LIST_DIR}/vmtest.sh)
-set(METAROCE_VMTEST_EXPECT_FAIL ${CMAKE_CURRENT_LIST_DIR}/selftest/expect-fail.sh)
-set(METAROCE_VMTEST_EXPECT_PASS ${CMAKE_CURRENT_LIST_DIR}/selftest/expect-pass.sh)
+set(METAROCE_VMTEST_EXPECT ${CMAKE_CURRENT_LIST_DIR}/selftest/expect.sh)
 
 function(metaroce_add_vm_test name script)
 	cmake_parse_arguments(PARSE_ARGV 2 vt ""
@@ -42,9 +41,9 @@ function(metaroce_add_vm_test name script)
 		list(APPEND opts --mem ${vt_MEM})
 	endif()
 	if(DEFINED vt_EXPECT_FAIL)
-		set(cmd ${METAROCE_VMTEST_EXPECT_FAIL} "${vt_EXPECT_FAIL}")
+		set(cmd ${METAROCE_VMTEST_EXPECT} fail "${vt_EXPECT_FAIL}")
 	elseif(DEFINED vt_EXPECT_PASS)
-		set(cmd ${METAROCE_VMTEST_EXPECT_PASS} "${vt_EXPECT_PASS}")
+		set(cmd ${METAROCE_VMTEST_EXPECT} pass "${vt_EXPECT_PASS}")
 	else()
 		set(cmd ${METAROCE_VMTEST})
 	endif()

@@ -67,7 +67,7 @@ ip -batch /run/vmtest-net.batch >/run/vmtest-net.log 2>&1 ||
 export GUEST_INDEX GUEST_COUNT PLANES KVER METAROCE_SRC RESULTS
 export VMTEST_LIB="$METAROCE_SRC/tests/vm/guest-lib.sh"
 
-# Self-test hook (tests/vm/selftest/expect-pass.sh): vmtest.inject=early-int3
+# Self-test hook (vm_selftest_boot_retry in tests/vm/CMakeLists.txt): vmtest.inject=early-int3
 # on the kernel command line makes the first boot attempt end as the
 # emulator's boot-time crash does, an "Oops: int3" line and no script run;
 # vmtest.sh must boot again and the second attempt runs the script.
