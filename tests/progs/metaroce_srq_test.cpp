@@ -24,7 +24,6 @@
  * Prints "FAIL: ..." lines and exits 1 on any failed check.
  */
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +35,7 @@
 #include <infiniband/verbs.h>
 #include "check.h"
 #include "open_device.h"
+#include "verbs_util.h"
 
 namespace {
 
@@ -172,23 +172,6 @@ int post_srq(side &s, uint32_t i)
 	return ibv_post_srq_recv(s.srq, &wr, &bad);
 }
 
-/* One completion of @cq; false after a bound that only stops a hang. */
-bool poll1(ibv_cq *cq, ibv_wc &wc)
-{
-	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-
-	while (std::chrono::steady_clock::now() < end) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n == 1)
-			return true;
-		CHECK(n == 0, "poll_cq: %d", n);
-		if (n < 0)
-			return false;
-	}
-	return false;
-}
-
 uint8_t pattern(uint32_t seq, uint32_t i)
 {
 	return uint8_t(seq * 131 + i * 7 + (i >> 8));
@@ -223,14 +206,14 @@ bool send_one(side &tx, side &rx, int q, uint32_t seq)
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	CHECK(ibv_post_send(tx.qp[q], &wr, &bad) == 0, "post_send %u", seq);
-	if (!poll1(tx.cq, wc)) {
+	if (vu::poll_one(tx.cq, wc) != 1) {
 		CHECK(false, "no send completion of message %u", seq);
 		return false;
 	}
 	CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == seq,
 	      "send %u: status %s wr_id %lu", seq,
 	      ibv_wc_status_str(wc.status), (unsigned long)wc.wr_id);
-	if (!poll1(rx.cq, wc)) {
+	if (vu::poll_one(rx.cq, wc) != 1) {
 		CHECK(false, "no receive completion of message %u", seq);
 		return false;
 	}

@@ -23,7 +23,6 @@
  */
 #include <arpa/inet.h>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +32,7 @@
 #include <infiniband/verbs.h>
 #include "check.h"
 #include "open_device.h"
+#include "verbs_util.h"
 
 namespace {
 
@@ -162,23 +162,6 @@ int post_send(side &s, ibv_ah *ah, uint32_t rqpn, uint32_t rqkey,
 	return ibv_post_send(s.qp, &wr, &bad);
 }
 
-/* One completion of @cq; false after a bound that only stops a hang. */
-bool poll1(ibv_cq *cq, ibv_wc &wc)
-{
-	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-
-	while (std::chrono::steady_clock::now() < end) {
-		int n = ibv_poll_cq(cq, 1, &wc);
-
-		if (n == 1)
-			return true;
-		CHECK(n == 0, "poll_cq: %d", n);
-		if (n < 0)
-			return false;
-	}
-	return false;
-}
-
 /* Send and receive one datagram and check everything the WC says. */
 void roundtrip(side &tx, side &rx, ibv_ah *ah, const ibv_gid &sgid,
 	       const ibv_gid &dgid, bool v6, uint32_t len, uint8_t seed,
@@ -189,11 +172,11 @@ void roundtrip(side &tx, side &rx, ibv_ah *ah, const ibv_gid &sgid,
 	post_recv(rx, 0);
 	CHECK(post_send(tx, ah, rx.qp->qp_num, rqkey, len, seed, imm) == 0,
 	      "post_send %u B", len);
-	CHECK(poll1(tx.cq, wc) && wc.status == IBV_WC_SUCCESS &&
+	CHECK(vu::poll_one(tx.cq, wc) == 1 && wc.status == IBV_WC_SUCCESS &&
 		      wc.opcode == IBV_WC_SEND && wc.wr_id == 1000u + seed,
 	      "send completion: status %d opcode %d", wc.status, wc.opcode);
 	wc = {};
-	if (!poll1(rx.cq, wc)) {
+	if (vu::poll_one(rx.cq, wc) != 1) {
 		CHECK(false, "no receive completion for %u B", len);
 		return;
 	}
@@ -281,7 +264,7 @@ void run_family(side &tx, side &rx, int gid_index, bool v6, int iters)
 
 		CHECK(post_send(tx, ah, rx.qp->qp_num, qkey ^ 1, 32, 200,
 				false) == 0, "post_send bad qkey");
-		CHECK(poll1(tx.cq, wc) && wc.status == IBV_WC_SUCCESS,
+		CHECK(vu::poll_one(tx.cq, wc) == 1 && wc.status == IBV_WC_SUCCESS,
 		      "bad-qkey send completion");
 		roundtrip(tx, rx, ah, sgid, dgid, v6, 48, 201, false);
 		CHECK(ibv_poll_cq(rx.cq, 1, &wc) == 0,
