@@ -4,10 +4,11 @@
 //
 //   metaroce_compliance_dut DEVICE
 //
-// speaks the helper protocol on stdin/stdout: each "open" creates an
-// ordinary RC QP and a 1 MiB MR on DEVICE, connected to the suite's QPN,
-// PSN and IPv4 address (RoCE v2 GID), in RTS.  The device's wire mode is
-// the module's (default_transport): an open for the other mode fails.
+// speaks the helper protocol on stdin/stdout: each "open" creates an RC
+// QP and a 1 MiB MR on DEVICE, connected to the suite's QPN, PSN and IPv4
+// address (RoCE v2 GID), in RTS.  The QP is made with
+// metarocedv_create_qp() in the wire mode and, in MetaRoCE mode, with the
+// number of paths the suite asks for, whatever the device's default.
 // Counters are the device's hw_counters (rx_wrong_qpn is rx_no_qp).  The
 // suite's rtt_ns becomes the device's initial_rtt_ns (sysfs) for the QP
 // (at least the device's own value), so that the module's PTO and tail
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <infiniband/metarocedv.h>
 #include <infiniband/verbs.h>
 #include <string>
 #include <vector>
@@ -97,12 +99,10 @@ struct Verbs final : HelperBackend {
 
 	std::string open_qp(const HelperOpen &o, HelperQp *q)
 	{
-		std::ifstream pf("/sys/module/rdma_metaroce/parameters/default_transport");
-		std::string module_mode;
-		std::getline(pf, module_mode);
 		bool rocev2 = o.mode == Mode::rocev2;
-		if (!module_mode.empty() && module_mode != (rocev2 ? "rocev2" : "metaroce"))
-			return "the module runs default_transport=" + module_mode;
+		// The QP's wire mode and number of paths are its own
+		// (metarocedv_create_qp), whatever the device's default.
+		unsigned paths = rocev2 ? 1 : std::max(o.paths, 1u);
 		if (gid_index < 0 && !find_gid())
 			return "no IPv4-mapped GID on " + dev_name;
 		in_addr peer{};
@@ -121,7 +121,7 @@ struct Verbs final : HelperBackend {
 		cq = ibv_create_cq(ctx, 512, nullptr, nullptr, 0);
 		if (!mr || !cq)
 			return "PD/MR/CQ";
-		ibv_qp_init_attr ia{};
+		ibv_qp_init_attr_ex ia{};
 		ia.send_cq = cq;
 		ia.recv_cq = cq;
 		ia.qp_type = IBV_QPT_RC;
@@ -129,9 +129,18 @@ struct Verbs final : HelperBackend {
 		ia.cap.max_recv_wr = 128;
 		ia.cap.max_send_sge = 1;
 		ia.cap.max_recv_sge = 1;
-		qp = ibv_create_qp(pd, &ia);
+		ia.comp_mask = IBV_QP_INIT_ATTR_PD;
+		ia.pd = pd;
+		metarocedv_qp_init_attr dv{};
+		dv.comp_mask = METAROCEDV_QP_INIT_ATTR_TRANSPORT;
+		dv.transport = rocev2 ? METAROCEDV_TRANSPORT_ROCEV2 : METAROCEDV_TRANSPORT_METAROCE;
+		if (!rocev2) {
+			dv.comp_mask |= METAROCEDV_QP_INIT_ATTR_NUM_PATHS;
+			dv.num_paths = paths;
+		}
+		qp = metarocedv_create_qp(ctx, &ia, &dv, sizeof(dv));
 		if (!qp)
-			return "ibv_create_qp";
+			return std::string("metarocedv_create_qp: ") + strerror(errno);
 		ibv_qp_attr a{};
 		a.qp_state = IBV_QPS_INIT;
 		a.port_num = 1;
@@ -175,7 +184,7 @@ struct Verbs final : HelperBackend {
 		i.addr = reinterpret_cast<uintptr_t>(buf.data());
 		i.mr_len = mr_len;
 		i.mtu = 1024;
-		i.num_paths = rocev2 ? 1 : 4;
+		i.num_paths = paths;
 		i.window = 128;
 		i.retry_cnt = 7;
 		// rdma_metaroce.ko: path p leaves from UDP source port base + p.

@@ -9,9 +9,10 @@
 # tests/progs/metaroce_compliance_dut, which creates an ordinary verbs RC
 # QP and MR per case; the suite runs in netns mrb (10.88.0.2, no device,
 # so it owns UDP 4793/4791 there) and crafts and observes the packets.
-# Every case must pass or be n/a (cases of the other wire mode, and the
-# two that need a one-path QP); the JSON report goes to the results
-# directory.  The helper sets mr0's initial_rtt_ns to the suite's rtt_ns
+# The helper makes each case's QP with metarocedv_create_qp() in the wire
+# mode and with the paths the case asks for, whatever MODE is, so every
+# case of both modes applies: each must pass (none n/a); the JSON report
+# goes to the results directory.  The helper sets mr0's initial_rtt_ns to the suite's rtt_ns
 # for its QPs and puts the device's value back when it exits.
 # Afterwards no QP, CQ, MR or PD is left, the module unloads and dmesg is
 # clean.
@@ -54,12 +55,12 @@ PY
 passed=$(python3 - "$RESULTS/compliance-$mode.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-bad = [r["case"] for r in doc["results"] if r["status"] == "fail"]
+bad = [r["case"] for r in doc["results"] if r["status"] != "pass"]
 if bad or len(doc["results"]) < 50:
     sys.exit(f"failed: {' '.join(bad)}; {len(doc['results'])} results")
 print(doc["passed"])
 PY
-) || fail "metaroce-compliance: a case failed"
+) || fail "metaroce-compliance: a case failed or was n/a"
 [ "$rc" = 0 ] || fail "metaroce-compliance exit status $rc with no case failed"
 [ "$passed" -gt 0 ] || fail "no case passed"
 read -r v <"$rtt"
