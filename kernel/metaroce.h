@@ -30,8 +30,10 @@
  *   state are protected by qp->lock (a BH-safe spinlock): the core is not
  *   re-entrant, and it is driven from process context (post_send,
  *   post_recv, modify_qp), from the UDP receive softirq and from the QP's
- *   soft hrtimer.  Packets built under qp->lock are transmitted after it
- *   is dropped.  cq->lock nests inside qp->lock.  Receive and timer paths
+ *   soft hrtimer.  Packets built under qp->lock are queued on qp->txq and
+ *   transmitted after it is dropped, by one context at a time and in the
+ *   order they were built (metaroce_qp_xmit()).  cq->lock nests inside
+ *   qp->lock.  Receive and timer paths
  *   find a QP or MR by number and take a reference (refcount_inc_not_zero);
  *   destroy/dereg remove the number first and then wait for the references
  *   to drain, so no callback ever sees a freed object.  A QP is looked up
@@ -317,6 +319,9 @@ struct metaroce_qp {
 	struct work_struct ud_tx_work;	/* sends ud_txq */
 	struct list_head gsi_node;	/* on metaroce_gsi_qps (RCU) */
 	struct sk_buff *spare_skb;	/* allocated, not filled yet */
+	/* RC packets built, in order, not handed to the network yet. */
+	struct sk_buff_head txq;
+	bool tx_busy;			/* a context is sending txq */
 	refcount_t refs;		/* lookups in flight + 1 while numbered */
 	struct completion released;
 };
@@ -497,7 +502,8 @@ int metaroce_conn_start_requester(struct metaroce_qp *qp);
 void metaroce_conn_stop(struct metaroce_qp *qp);
 int metaroce_sge_copy(struct metaroce_qp *qp, const struct metaroce_sge *sge,
 		      u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr);
-void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out);
+void metaroce_qp_run(struct metaroce_qp *qp);
+void metaroce_qp_xmit(struct metaroce_qp *qp);
 void metaroce_qp_flush(struct metaroce_qp *qp);
 void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		    unsigned int rx_flags);

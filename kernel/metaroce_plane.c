@@ -143,16 +143,13 @@ static void metaroce_planes_apply_all(struct metaroce_dev *mdev)
 
 	while ((qp = metaroce_qp_get_next(&qpn))) {
 		if (qp->mdev == mdev && !metaroce_qp_is_ud(qp)) {
-			struct sk_buff_head out;
-
-			__skb_queue_head_init(&out);
 			spin_lock_bh(&qp->lock);
 			if (qp->conn && !qp->dead) {
 				metaroce_qp_apply_planes(qp, now);
-				metaroce_qp_run(qp, &out);
+				metaroce_qp_run(qp);
 			}
 			spin_unlock_bh(&qp->lock);
-			metaroce_xmit(qp, &out);
+			metaroce_qp_xmit(qp);
 		}
 		metaroce_qp_put(qp);
 		qpn++;

@@ -265,6 +265,7 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	init_completion(&qp->released);
 	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->timer.function = metaroce_qp_timer;
+	__skb_queue_head_init(&qp->txq);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->mode = choice.mode;
@@ -379,6 +380,8 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	hrtimer_cancel(&qp->timer);
 	cancel_work_sync(&qp->ud_tx_work);
 	skb_queue_purge(&qp->ud_txq);
+	/* Every context that queued on txq also sent it: empty, but be sure. */
+	__skb_queue_purge(&qp->txq);
 
 	metaroce_conn_stop(qp);
 	if (qp->srq) {
@@ -515,7 +518,6 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	struct mrc_conn *conn = NULL, *old_conn = NULL;
 	enum ib_qp_state cur, new;
 	bool reset_rc;
-	struct sk_buff_head out;
 	__be32 saddr = 0, daddr = 0;
 	int err;
 
@@ -541,7 +543,6 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 			goto out;
 	}
 
-	__skb_queue_head_init(&out);
 	/* RESET frees the connection: its counts are retired first. */
 	reset_rc = new == IB_QPS_RESET && !metaroce_qp_is_ud(qp);
 	if (reset_rc)
@@ -581,7 +582,7 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 			qp->sq.head = qp->sq.fed = qp->sq.tail = 0;
 			qp->rq.head = qp->rq.fed = qp->rq.tail = 0;
 		} else {
-			metaroce_qp_run(qp, &out);
+			metaroce_qp_run(qp);
 		}
 	}
 	spin_unlock_bh(&qp->lock);
@@ -591,7 +592,7 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	if (new == IB_QPS_RESET)
 		hrtimer_cancel(&qp->timer);
 	kvfree(old_conn);
-	metaroce_xmit(qp, &out);
+	metaroce_qp_xmit(qp);
 out:
 	mutex_unlock(&qp->state_mutex);
 	return err;
@@ -692,8 +693,7 @@ int metaroce_gather_inline(struct metaroce_qp *qp, const struct ib_send_wr *wr,
 }
 
 static int metaroce_post_one_send(struct metaroce_qp *qp,
-				  const struct ib_send_wr *wr,
-				  struct sk_buff_head *out)
+				  const struct ib_send_wr *wr)
 {
 	u8 inline_data[METAROCE_MAX_INLINE];
 	bool is_inline = wr->send_flags & IB_SEND_INLINE;
@@ -794,7 +794,7 @@ static int metaroce_post_one_send(struct metaroce_qp *qp,
 	if (qp->state == IB_QPS_ERR)
 		metaroce_qp_flush(qp);
 	else
-		metaroce_qp_run(qp, out);
+		metaroce_qp_run(qp);
 unlock:
 	spin_unlock_bh(&qp->lock);
 	return err;
@@ -805,21 +805,19 @@ static int metaroce_post_send(struct ib_qp *ib_qp,
 			      const struct ib_send_wr **bad_wr)
 {
 	struct metaroce_qp *qp = to_mqp(ib_qp);
-	struct sk_buff_head out;
 	int err = 0;
 
-	__skb_queue_head_init(&out);
 	for (; wr; wr = wr->next) {
 		if (metaroce_qp_is_ud(qp))
 			err = metaroce_ud_post_send(qp, wr);
 		else
-			err = metaroce_post_one_send(qp, wr, &out);
+			err = metaroce_post_one_send(qp, wr);
 		if (err) {
 			*bad_wr = wr;
 			break;
 		}
 	}
-	metaroce_xmit(qp, &out);
+	metaroce_qp_xmit(qp);
 	return err;
 }
 
@@ -840,8 +838,7 @@ void metaroce_rwqe_init(struct metaroce_rwqe *wqe, const struct ib_recv_wr *wr,
 }
 
 static int metaroce_post_one_recv(struct metaroce_qp *qp,
-				  const struct ib_recv_wr *wr,
-				  struct sk_buff_head *out)
+				  const struct ib_recv_wr *wr)
 {
 	struct metaroce_rwqe *wqe;
 	unsigned long flags;
@@ -871,7 +868,7 @@ static int metaroce_post_one_recv(struct metaroce_qp *qp,
 	if (qp->state == IB_QPS_ERR)
 		metaroce_qp_flush(qp);
 	else
-		metaroce_qp_run(qp, out);
+		metaroce_qp_run(qp);
 unlock:
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return err;
@@ -882,18 +879,16 @@ static int metaroce_post_recv(struct ib_qp *ib_qp,
 			      const struct ib_recv_wr **bad_wr)
 {
 	struct metaroce_qp *qp = to_mqp(ib_qp);
-	struct sk_buff_head out;
 	int err = 0;
 
-	__skb_queue_head_init(&out);
 	for (; wr; wr = wr->next) {
-		err = metaroce_post_one_recv(qp, wr, &out);
+		err = metaroce_post_one_recv(qp, wr);
 		if (err) {
 			*bad_wr = wr;
 			break;
 		}
 	}
-	metaroce_xmit(qp, &out);
+	metaroce_qp_xmit(qp);
 	return err;
 }
 

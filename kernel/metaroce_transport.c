@@ -11,8 +11,8 @@
  * One "run" of a QP: drain the core's completions into the CQs, hand it
  * the WRs waiting in the software queues (room frees as completions are
  * drained), pull the packets it has to send, and arm the QP's timer at its
- * next deadline.  The packets are queued on a caller-provided list and
- * transmitted after qp->lock is dropped (metaroce_xmit()).
+ * next deadline.  The packets are queued on qp->txq and transmitted after
+ * qp->lock is dropped (metaroce_qp_xmit()).
  */
 
 #include <linux/ktime.h>
@@ -542,12 +542,11 @@ static bool metaroce_qp_active(const struct metaroce_qp *qp)
 }
 
 /*
- * Pull up to @budget packets the core has to send onto @out.  Returns
+ * Pull up to @budget packets the core has to send onto qp->txq.  Returns
  * the budget left (-1: the core had more), or -EIO after a core failure
  * that made the QP fatal.
  */
-static int metaroce_pull(struct metaroce_qp *qp, struct sk_buff_head *out,
-			 u64 now, int budget)
+static int metaroce_pull(struct metaroce_qp *qp, u64 now, int budget)
 {
 	u32 cap = MRC_MAX_PKT_LEN(ib_mtu_enum_to_int(qp->attr.path_mtu));
 
@@ -575,13 +574,13 @@ static int metaroce_pull(struct metaroce_qp *qp, struct sk_buff_head *out,
 		qp->spare_skb = NULL;
 		skb_put(skb, len);
 		METAROCE_SKB_CB(skb)->path = path;
-		__skb_queue_tail(out, skb);
+		__skb_queue_tail(&qp->txq, skb);
 	}
 	return budget;
 }
 
 /* See the top of the file.  qp->lock held. */
-void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
+void metaroce_qp_run(struct metaroce_qp *qp)
 {
 	u64 now = ktime_get_ns(), deadline;
 	int budget;
@@ -597,7 +596,7 @@ void metaroce_qp_run(struct metaroce_qp *qp, struct sk_buff_head *out)
 		return;
 	}
 
-	budget = metaroce_pull(qp, out, now, METAROCE_RUN_BUDGET);
+	budget = metaroce_pull(qp, now, METAROCE_RUN_BUDGET);
 	if (budget == -EIO)
 		return;
 	/*
@@ -631,8 +630,42 @@ failed:
 	 * tells the requester why (MR-FC-003 length error, remote access
 	 * error).
 	 */
-	if (metaroce_pull(qp, out, now, METAROCE_RUN_BUDGET) != -EIO)
+	if (metaroce_pull(qp, now, METAROCE_RUN_BUDGET) != -EIO)
 		metaroce_qp_flush(qp);
+}
+
+/*
+ * Hand the packets on qp->txq to the network, after a run; qp->lock not
+ * held.  The core numbers and times its packets as it builds them, so
+ * they must leave in that order: a context that sent what it built after
+ * dropping qp->lock could be overtaken by one that ran the QP in between
+ * (the receive softirq runs when process context re-enables BH, or on
+ * another CPU), and the peer would take the overtaken packets for lost.
+ * So one context at a time sends, and it sends what the others queued
+ * meanwhile too; the others leave theirs to it.
+ */
+void metaroce_qp_xmit(struct metaroce_qp *qp)
+{
+	struct sk_buff_head out;
+
+	/* Our own packets, if any, are visible to us without the lock. */
+	if (skb_queue_empty_lockless(&qp->txq))
+		return;
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&qp->lock);
+	if (qp->tx_busy) {
+		spin_unlock_bh(&qp->lock);
+		return;
+	}
+	qp->tx_busy = true;
+	while (!skb_queue_empty(&qp->txq)) {
+		skb_queue_splice_init(&qp->txq, &out);
+		spin_unlock_bh(&qp->lock);
+		metaroce_xmit(qp, &out);
+		spin_lock_bh(&qp->lock);
+	}
+	qp->tx_busy = false;
+	spin_unlock_bh(&qp->lock);
 }
 
 /*
@@ -642,12 +675,10 @@ failed:
 void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		    unsigned int rx_flags)
 {
-	struct sk_buff_head out;
 	enum metaroce_counter c;
 	unsigned int path = 0;
 	int ret;
 
-	__skb_queue_head_init(&out);
 	spin_lock_bh(&qp->lock);
 	if (!metaroce_qp_active(qp)) {
 		spin_unlock_bh(&qp->lock);
@@ -662,7 +693,7 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		path = ((const u8 *)pkt)[3] % qp->num_paths;
 	ret = mrc_recv_packet_ex(qp->conn, pkt, len, path, rx_flags,
 				 ktime_get_ns());
-	metaroce_qp_run(qp, &out);
+	metaroce_qp_run(qp);
 	spin_unlock_bh(&qp->lock);
 
 	switch (ret) {
@@ -683,24 +714,22 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		break;
 	}
 	metaroce_count(qp->mdev, c);
-	metaroce_xmit(qp, &out);
+	metaroce_qp_xmit(qp);
 }
 
 /* The QP's soft hrtimer: softirq context. */
 enum hrtimer_restart metaroce_qp_timer(struct hrtimer *timer)
 {
 	struct metaroce_qp *qp = container_of(timer, struct metaroce_qp, timer);
-	struct sk_buff_head out;
 
-	__skb_queue_head_init(&out);
 	spin_lock_bh(&qp->lock);
 	if (metaroce_qp_active(qp)) {
 		mrc_handle_timeout(qp->conn, ktime_get_ns());
-		metaroce_qp_run(qp, &out);
+		metaroce_qp_run(qp);
 	}
 	spin_unlock_bh(&qp->lock);
 	/* destroy_qp waits for this handler (hrtimer_cancel) before freeing. */
-	metaroce_xmit(qp, &out);
+	metaroce_qp_xmit(qp);
 	return HRTIMER_NORESTART;
 }
 
