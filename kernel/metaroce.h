@@ -322,6 +322,9 @@ struct metaroce_qp {
 	/* RC packets built, in order, not handed to the network yet. */
 	struct sk_buff_head txq;
 	bool tx_busy;			/* a context is sending txq */
+	/* Queued for a run after the receive batch (metaroce_transport.c). */
+	struct list_head rx_batch_node;
+	bool rx_batched;
 	refcount_t refs;		/* lookups in flight + 1 while numbered */
 	struct completion released;
 };
@@ -504,6 +507,8 @@ int metaroce_sge_copy(struct metaroce_qp *qp, const struct metaroce_sge *sge,
 		      u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr);
 void metaroce_qp_run(struct metaroce_qp *qp);
 void metaroce_qp_xmit(struct metaroce_qp *qp);
+void metaroce_rx_batch_init(void);
+void metaroce_rx_batch_exit(void);
 void metaroce_qp_flush(struct metaroce_qp *qp);
 void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		    unsigned int rx_flags);

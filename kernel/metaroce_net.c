@@ -745,6 +745,7 @@ int metaroce_net_init(void)
 {
 	int err;
 
+	metaroce_rx_batch_init();
 	err = register_pernet_subsys(&metaroce_net_ops);
 	if (err)
 		return err;
@@ -758,4 +759,5 @@ void metaroce_net_exit(void)
 {
 	unregister_netdevice_notifier(&metaroce_netdev_notifier);
 	unregister_pernet_subsys(&metaroce_net_ops);
+	metaroce_rx_batch_exit();
 }

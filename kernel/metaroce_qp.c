@@ -266,6 +266,7 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	qp->timer.function = metaroce_qp_timer;
 	__skb_queue_head_init(&qp->txq);
+	INIT_LIST_HEAD(&qp->rx_batch_node);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->mode = choice.mode;

@@ -15,7 +15,9 @@
  * qp->lock is dropped (metaroce_qp_xmit()).
  */
 
+#include <linux/interrupt.h>
 #include <linux/ktime.h>
+#include <linux/percpu.h>
 #include <linux/skbuff.h>
 #include <net/ip.h>
 #include <uapi/rdma/metaroce-abi.h>
@@ -669,8 +671,87 @@ void metaroce_qp_xmit(struct metaroce_qp *qp)
 }
 
 /*
- * A datagram payload for @qp, from the UDP receive path (softirq);
- * @rx_flags are MRC_RX_* (what the IP header said).
+ * Receive batches.  The receive softirq gives each packet to the core at
+ * once but runs the QP (drain, feed, pull, timer) once per batch: after
+ * the NAPI poll that delivered it, from a tasklet of the same CPU, which
+ * runs in the same softirq pass.  A batch of data packets then costs the
+ * receiver one ACK (the core's ACK covers everything that arrived since
+ * the last one), a batch of ACKs costs the sender one run that sends
+ * what they opened of the window, and the QP's timer is re-armed once.
+ * Every packet to send or receive is a guest exit in a virtual machine,
+ * so the ACKs saved count as much as the data.
+ */
+struct metaroce_rx_batch {
+	/* QPs to run, each holding a reference; this CPU's softirq only. */
+	struct list_head qps;
+	struct tasklet_struct tasklet;
+};
+
+static DEFINE_PER_CPU(struct metaroce_rx_batch, metaroce_rx_batch);
+
+static void metaroce_rx_batch_run(struct tasklet_struct *t)
+{
+	struct metaroce_rx_batch *b = from_tasklet(b, t, tasklet);
+	struct metaroce_qp *qp, *next;
+	LIST_HEAD(qps);
+
+	list_splice_init(&b->qps, &qps);
+	list_for_each_entry_safe(qp, next, &qps, rx_batch_node) {
+		spin_lock_bh(&qp->lock);
+		/* Off our list before another CPU may queue it again. */
+		list_del_init(&qp->rx_batch_node);
+		qp->rx_batched = false;
+		metaroce_qp_run(qp);
+		spin_unlock_bh(&qp->lock);
+		metaroce_qp_xmit(qp);
+		metaroce_qp_put(qp);
+	}
+}
+
+/* Queue @qp, on which the caller holds a reference, for its run.  qp->lock. */
+static void metaroce_rx_batch_add(struct metaroce_qp *qp)
+{
+	struct metaroce_rx_batch *b = this_cpu_ptr(&metaroce_rx_batch);
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->rx_batched)
+		return;
+	qp->rx_batched = true;
+	refcount_inc(&qp->refs);
+	list_add_tail(&qp->rx_batch_node, &b->qps);
+	tasklet_schedule(&b->tasklet);
+}
+
+void metaroce_rx_batch_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct metaroce_rx_batch *b;
+
+		b = per_cpu_ptr(&metaroce_rx_batch, cpu);
+		INIT_LIST_HEAD(&b->qps);
+		tasklet_setup(&b->tasklet, metaroce_rx_batch_run);
+	}
+}
+
+/*
+ * Module unload, after every QP is gone: a queued QP holds a reference,
+ * so destroy_qp waited for its run, but the tasklet may still be on its
+ * way out of this module's code.
+ */
+void metaroce_rx_batch_exit(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		tasklet_kill(&per_cpu_ptr(&metaroce_rx_batch, cpu)->tasklet);
+}
+
+/*
+ * A datagram payload for @qp, from the UDP receive path (softirq, the
+ * caller holds a reference); @rx_flags are MRC_RX_* (what the IP header
+ * said).
  */
 void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		    unsigned int rx_flags)
@@ -693,7 +774,7 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		path = ((const u8 *)pkt)[3] % qp->num_paths;
 	ret = mrc_recv_packet_ex(qp->conn, pkt, len, path, rx_flags,
 				 ktime_get_ns());
-	metaroce_qp_run(qp);
+	metaroce_rx_batch_add(qp);
 	spin_unlock_bh(&qp->lock);
 
 	switch (ret) {
@@ -714,7 +795,6 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		break;
 	}
 	metaroce_count(qp->mdev, c);
-	metaroce_qp_xmit(qp);
 }
 
 /* The QP's soft hrtimer: softirq context. */
