@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 #
 # Guest half of the two-guest perftest benchmarks (vmtest.sh --guests 2):
-# benchmarks/loss-vs-rxe.sh and the demo (scripts/demo.sh) run
+# benchmarks/loss-vs-rxe.sh, benchmarks/perftest-vs-rxe.sh and the demo
+# (scripts/demo.sh) run
 #   guest-perftest.sh BUILD_DIR [--rounds N] [--sides LIST] [--conds LIST]
 #                     [--progs LIST] [--bw-iters N] [--iters N] [--planefail]
 # (LISTs comma-separated).  Sides, the transports compared:

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""Report of benchmarks/perftest-vs-rxe.sh: the medians of MetaRoCE (side mr1)
+and rdma_rxe per program from guest-perftest.sh's bench.txt ("round cond side
+prog value unit" lines), their ratio and issue 5's targets, as a markdown
+table; every run to a CSV file.  Never fails on a number."""
+import argparse
+import csv
+import statistics
+
+# Issue 5: bandwidth >= 1.0x rxe (aim 1.5x); latency <= 1.1x rxe.
+BW_TARGET, BW_AIM, LAT_TARGET = 1.0, 1.5, 1.1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("bench")
+    ap.add_argument("--csv")
+    ap.add_argument("--title", default="")
+    a = ap.parse_args()
+    rows = []
+    for line in open(a.bench):
+        f = line.split()
+        if len(f) == 6:
+            rows.append(dict(zip(("round", "cond", "side", "prog", "value", "unit"), f)))
+    if a.csv:
+        with open(a.csv, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=("round", "cond", "side", "prog", "value", "unit"))
+            w.writeheader()
+            w.writerows(rows)
+    progs = list(dict.fromkeys(r["prog"] for r in rows))
+    print(f"# perftest: MetaRoCE (1 plane) vs rdma_rxe, lossless ({a.title})\n")
+    print("| program | unit | MetaRoCE | rxe | MetaRoCE / rxe | target | met |")
+    print("|---|---|---|---|---|---|---|")
+    for p in progs:
+        cells, unit = {}, ""
+        for side in ("mr1", "rxe"):
+            runs = [r for r in rows if r["prog"] == p and r["side"] == side]
+            unit = runs[0]["unit"] if runs else unit
+            vals = [float(r["value"]) for r in runs if r["value"] not in ("fail", "nan")]
+            failed = len(runs) - len(vals)
+            cells[side] = (statistics.median(vals) if vals else None, failed, vals)
+        lat = unit == "us"
+        m, x = cells["mr1"][0], cells["rxe"][0]
+        ratio = m / x if m is not None and x else None
+        if lat:
+            target, met = f"<= {LAT_TARGET}", ratio is not None and ratio <= LAT_TARGET
+        else:
+            target = f">= {BW_TARGET} (aim {BW_AIM})"
+            met = ratio is not None and ratio >= BW_TARGET
+        def cell(side):
+            v, failed, vals = cells[side]
+            s = "-" if v is None else f"{v:.2f}"
+            s += f" ({', '.join(f'{x:.2f}' for x in vals)})" if vals else ""
+            return s + (f" ({failed} failed)" if failed else "")
+        print(f"| {p} | {unit} | {cell('mr1')} | {cell('rxe')} | "
+              f"{'-' if ratio is None else f'{ratio:.2f}'} | {target} | {'yes' if met else '**no**'} |")
+    print("\nmedians of the rounds (each round's value in brackets); latency is t_typical")
+
+
+if __name__ == "__main__":
+    main()
