@@ -19,6 +19,12 @@
 #include <linux/ktime.h>
 #include <linux/percpu.h>
 #include <linux/skbuff.h>
+#include <linux/version.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
 #include <net/ip.h>
 #include <uapi/rdma/metaroce-abi.h>
 
@@ -672,14 +678,18 @@ void metaroce_qp_xmit(struct metaroce_qp *qp)
 
 /*
  * Receive batches.  The receive softirq gives each packet to the core at
- * once but runs the QP (drain, feed, pull, timer) once per batch: after
- * the NAPI poll that delivered it, from a tasklet of the same CPU, which
- * runs in the same softirq pass.  A batch of data packets then costs the
- * receiver one ACK (the core's ACK covers everything that arrived since
- * the last one), a batch of ACKs costs the sender one run that sends
- * what they opened of the window, and the QP's timer is re-armed once.
- * Every packet to send or receive is a guest exit in a virtual machine,
- * so the ACKs saved count as much as the data.
+ * once, but a data packet in the middle of a message that asks for no
+ * ACK leaves the run of its QP (drain, feed, pull, timer) to the end of
+ * the batch: a tasklet of the same CPU, which runs after the NAPI poll
+ * that delivered it.  A stream of data then costs the receiver one ACK
+ * per batch and per message (the core's ACK covers everything that
+ * arrived since the last one) instead of one per ack_every packets, and
+ * the QP's timer is re-armed once.  Every packet to send or receive is a
+ * guest exit in a virtual machine, so the ACKs saved count as much as the
+ * data.  Everything else runs the QP at once (see metaroce_rx_can_wait()):
+ * the tasklet may be left to ksoftirqd, which a process busy-polling its
+ * CQ on the same CPU keeps waiting for up to a scheduler tick, and a
+ * message's last packet, an ACK or a request is what someone waits for.
  */
 struct metaroce_rx_batch {
 	/* QPs to run, each holding a reference; this CPU's softirq only. */
@@ -749,6 +759,46 @@ void metaroce_rx_batch_exit(void)
 }
 
 /*
+ * Whether the run after packet @pkt of @qp can wait for the end of the
+ * receive batch: data that neither ends a message nor asks for an ACK
+ * (MetaRoCE ACK_REQ, IBTA AckReq).  A malformed packet runs at once; the
+ * core has counted it and the run has nothing to do.
+ */
+static bool metaroce_rx_can_wait(const struct metaroce_qp *qp, const u8 *pkt,
+				 size_t len)
+{
+	if (qp->mode == MRC_MODE_METAROCE) {
+		if (len < sizeof(struct mr_hdr))
+			return false;
+		switch (pkt[1]) {
+		case MR_OPC_SEND:
+		case MR_OPC_WRITE:
+		case MR_OPC_SEND_IMM:
+		case MR_OPC_WRITE_IMM:
+		case MR_OPC_READ_RESP:
+			return !(pkt[2] & (MR_FLAG_LAST | MR_FLAG_ACK_REQ));
+		default:
+			return false;
+		}
+	}
+	if (len < MR_BTH_LEN ||
+	    get_unaligned_be32(pkt + offsetof(struct mr_bth, apsn)) &
+	    MR_BTH_ACKREQ)
+		return false;
+	switch (pkt[0]) {
+	case MR_IB_SEND_FIRST:
+	case MR_IB_SEND_MIDDLE:
+	case MR_IB_WRITE_FIRST:
+	case MR_IB_WRITE_MIDDLE:
+	case MR_IB_READ_RESP_FIRST:
+	case MR_IB_READ_RESP_MIDDLE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
  * A datagram payload for @qp, from the UDP receive path (softirq, the
  * caller holds a reference); @rx_flags are MRC_RX_* (what the IP header
  * said).
@@ -774,7 +824,10 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		path = ((const u8 *)pkt)[3] % qp->num_paths;
 	ret = mrc_recv_packet_ex(qp->conn, pkt, len, path, rx_flags,
 				 ktime_get_ns());
-	metaroce_rx_batch_add(qp);
+	if (metaroce_rx_can_wait(qp, pkt, len))
+		metaroce_rx_batch_add(qp);
+	else
+		metaroce_qp_run(qp);
 	spin_unlock_bh(&qp->lock);
 
 	switch (ret) {
@@ -795,6 +848,7 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 		break;
 	}
 	metaroce_count(qp->mdev, c);
+	metaroce_qp_xmit(qp);
 }
 
 /* The QP's soft hrtimer: softirq context. */
