@@ -6,6 +6,7 @@ prog value unit" lines), their ratio and issue 5's targets, as a markdown
 table; every run to a CSV file.  Never fails on a number."""
 import argparse
 import csv
+import math
 import statistics
 
 # Issue 5: bandwidth >= 1.0x rxe (aim 1.5x); latency <= 1.1x rxe.
@@ -37,7 +38,9 @@ def main():
         for side in ("mr1", "rxe"):
             runs = [r for r in rows if r["prog"] == p and r["side"] == side]
             unit = runs[0]["unit"] if runs else unit
-            vals = [float(r["value"]) for r in runs if r["value"] not in ("fail", "nan")]
+            vals = [float(r["value"]) for r in runs if r["value"] != "fail"]
+            # perftest prints nan or inf when a run measured nothing
+            vals = [v for v in vals if math.isfinite(v)]
             failed = len(runs) - len(vals)
             cells[side] = (statistics.median(vals) if vals else None, failed, vals)
         lat = unit == "us"
