@@ -563,6 +563,11 @@ static int metaroce_pull(struct metaroce_qp *qp, u64 now, int budget)
 		unsigned int path = 0;
 		int len;
 
+		/* A spare from before a RESET may be for a smaller path MTU. */
+		if (skb && skb_tailroom(skb) < cap) {
+			kfree_skb(skb);
+			skb = qp->spare_skb = NULL;
+		}
 		if (!skb) {
 			skb = alloc_skb(METAROCE_SKB_HEADROOM + cap, GFP_ATOMIC);
 			if (!skb) {

@@ -23,7 +23,10 @@
  *     memory is untouched;
  *   - ibv_reg_mr of an unmapped range: EFAULT; of a read-only mapping
  *     with LOCAL_WRITE: EFAULT, without write access: allowed;
- *     REMOTE_WRITE without LOCAL_WRITE: EINVAL.
+ *     REMOTE_WRITE without LOCAL_WRITE: EINVAL;
+ *   - a pair connected at path MTU 256, reset and connected again at 1024
+ *     moves a WRITE and a READ of full 1024-byte packets intact (a QP must
+ *     not build them in buffers left from its first connection).
  * Prints "ok CASE" or "FAIL: ..." lines and "PASS: negative"; exit 0 only
  * without a failed check.
  */
@@ -132,6 +135,7 @@ private:
 	void recv_without_local_write();
 	void wrong_state();
 	void registration();
+	void reconnect_larger_mtu();
 
 	side a_, b_;
 	int gid_idx_ = 0;
@@ -524,6 +528,63 @@ void negative::foreign_keys(uint32_t lkey, uint32_t rkey, uint64_t addr)
 	CHECK(dst.intact(), "foreign lkey: the peer's memory changed");
 }
 
+/*
+ * One pair through two connections, at path MTU 256 and then, after
+ * RESET, at 1024: the second connection's WRITE (packets a builds) and
+ * READ (response packets b builds) are full 1024-byte packets.
+ */
+void negative::reconnect_larger_mtu()
+{
+	buffer src, dst;
+	ibv_qp_attr reset = {};
+	const uint32_t psn_a = 0x300, psn_b = 0x400;
+
+	if (!src.reg(a_.pd, IBV_ACCESS_LOCAL_WRITE, 40) ||
+	    !dst.reg(b_.pd, remote_all, 41))
+		return;
+	pair p;
+	p.a = vu::create_rc(a_.pd, a_.cq);
+	p.b = vu::create_rc(b_.pd, b_.cq);
+	CHECK(p.a && p.b, "create_qp: %s", std::strerror(errno));
+	if (!p.a || !p.b)
+		return;
+	reset.qp_state = IBV_QPS_RESET;
+	for (ibv_mtu mtu : {IBV_MTU_256, IBV_MTU_1024}) {
+		const int bytes = 128 << mtu;	/* ibv_mtu 1: 256 */
+		int err = ibv_modify_qp(p.a, &reset, IBV_QP_STATE);
+
+		err = err ?: ibv_modify_qp(p.b, &reset, IBV_QP_STATE);
+		err = err ?: vu::to_init(p.a, remote_all);
+		err = err ?: vu::to_init(p.b, remote_all);
+		err = err ?: vu::to_rtr(p.a, p.b->qp_num, psn_b, b_.gid, gid_idx_, mtu);
+		err = err ?: vu::to_rtr(p.b, p.a->qp_num, psn_a, a_.gid, gid_idx_, mtu);
+		err = err ?: vu::to_rts(p.a, psn_a, 3);
+		err = err ?: vu::to_rts(p.b, psn_b, 3);
+		CHECK(!err, "connect at path MTU %d: %s", bytes, std::strerror(err));
+		if (err)
+			return;
+
+		src.fill();
+		dst.fill();
+		ibv_sge sge = {src.addr(), uint32_t(buf_len), src.mr->lkey};
+		CHECK(!post(p.a, IBV_WR_RDMA_WRITE, sge, dst.addr(), dst.mr->rkey),
+		      "WRITE at path MTU %d: post", bytes);
+		if (expect_wc(p.a, IBV_WC_SUCCESS, "WRITE after a reconnect"))
+			CHECK(!std::memcmp(dst.mem.data(), src.mem.data(), buf_len),
+			      "WRITE at path MTU %d: data not placed", bytes);
+		dst.fill();
+		CHECK(!post(p.a, IBV_WR_RDMA_READ, sge, dst.addr(), dst.mr->rkey),
+		      "READ at path MTU %d: post", bytes);
+		if (expect_wc(p.a, IBV_WC_SUCCESS, "READ after a reconnect"))
+			CHECK(!std::memcmp(src.mem.data(), dst.mem.data(), buf_len),
+			      "READ at path MTU %d: data not placed", bytes);
+		drain(a_.cq);
+		drain(b_.cq);
+	}
+	std::printf("ok reconnect after RESET at a larger path MTU -> WRITE and "
+		    "READ intact\n");
+}
+
 void negative::run_all()
 {
 	local_other_pd();
@@ -531,6 +592,7 @@ void negative::run_all()
 	recv_without_local_write();
 	wrong_state();
 	registration();
+	reconnect_larger_mtu();
 }
 
 } // namespace
