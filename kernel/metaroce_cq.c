@@ -32,6 +32,10 @@ static int metaroce_cq_map_ring(struct metaroce_cq *cq, u32 cqe,
 	void *buf;
 	int err;
 
+	/* A ring whose place the process cannot learn is no CQ it can poll. */
+	if (udata->outlen < offsetofend(struct metaroce_create_cq_resp,
+					entry_size))
+		return -EINVAL;
 	cq->size = roundup_pow_of_two(cqe);
 	buf = metaroce_mmap_create(udata, sizeof(*cq->uhdr) +
 					  (size_t)cq->size * sizeof(*cq->uring),

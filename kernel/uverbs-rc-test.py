@@ -16,7 +16,9 @@ namespaces), connects an RC QP on each to the other and checks:
   - RDMA WRITE into the peer's MR, verified;
   - RDMA WRITE with a wrong rkey: IB_WC_REM_ACCESS_ERR at the requester, the
     responder's memory untouched, later WRs flushed (IB_WC_WR_FLUSH_ERR);
-  - moving a QP to ERR flushes its posted receives.
+  - moving a QP to ERR flushes its posted receives;
+  - a CQ ring (metaroce-abi.h) asked for without room in the response for
+    where it is: EINVAL; with room: granted.
 Prints one "result:" line per measurement.  Exit status 0 only if all pass.
 """
 import argparse
@@ -50,6 +52,8 @@ M_MAX_RD, M_MIN_RNR, M_SQ_PSN, M_MAX_DEST_RD, M_DEST_QPN = (
     8192, 32768, 65536, 131072, 1048576)
 
 BUF_SIZE = 1 << 20
+# metaroce-abi.h: struct metaroce_create_cq_req/_resp, comp_mask bits
+CQ_REQ_RING, CQ_RESP_RING, CQ_RESP_LEN = 1, 1, 32
 CQ_USER_HANDLE = 0x6d72637100000001
 
 
@@ -375,6 +379,20 @@ def flush_on_err(b):
           flush=True)
 
 
+def cq_ring_response(a):
+    """The CREATE_CQ driver response of a ring says where to map it."""
+    body = struct.pack("QIIiIQ", 0, 16, 0, -1, 0, CQ_REQ_RING)
+    err = a.try_cmd(CREATE_CQ, body, 8)
+    check(err == errno.EINVAL,
+          f"ring asked for without a driver response: {os.strerror(err)}")
+    r = a.cmd(CREATE_CQ, body, 8 + CQ_RESP_LEN)
+    comp_mask, _, length, entries = struct.unpack_from("QQQI", r, 8)
+    check(comp_mask & CQ_RESP_RING and length and entries >= 16,
+          f"ring response {comp_mask:#x} {length} {entries}")
+    print("result: CQ ring without room for its response EINVAL, with room "
+          "granted", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dev_a")
@@ -394,6 +412,7 @@ def main():
         rdma_write(a, b, 65536)
         bad_rkey(a, b)
         flush_on_err(b)
+        cq_ring_response(a)
         if args.hold:
             print("holding", flush=True)
             sys.stdin.readline()

@@ -67,7 +67,8 @@ struct metaroce_ring_hdr {
  * due under the lock it publishes completions with, so a completion
  * published before the arm is found by the poll that follows it and one
  * published after raises the event.  POLL_CQ on a CQ with a ring fails
- * with EINVAL.
+ * with EINVAL, and so does CREATE_CQ asking for a ring without room for
+ * struct metaroce_create_cq_resp up to entry_size in its response.
  */
 enum metaroce_create_cq_req_mask {
 	METAROCE_CREATE_CQ_REQ_RING = 1 << 0,	/* map the CQ as a ring */
