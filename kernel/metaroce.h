@@ -239,6 +239,7 @@ struct metaroce_swqe {
 	bool signaled;
 	bool done;			/* completed by the transport */
 	bool inline_data;		/* payload in inline_buf */
+	bool fence;			/* IB_SEND_FENCE */
 	u32 num_sge;
 	u64 remote_addr;
 	u32 rkey;

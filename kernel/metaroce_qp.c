@@ -761,6 +761,7 @@ static int metaroce_post_one_send(struct metaroce_qp *qp,
 	wqe->done = false;
 	wqe->status = prot_err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 	wqe->inline_data = is_inline;
+	wqe->fence = wr->send_flags & IB_SEND_FENCE;
 	wqe->remote_addr = 0;
 	wqe->rkey = 0;
 	wqe->compare_add = 0;

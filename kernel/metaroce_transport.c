@@ -466,6 +466,13 @@ static bool metaroce_feed(struct metaroce_qp *qp, u64 now)
 			metaroce_sq_advance(qp);
 			return true;
 		}
+		/*
+		 * IBTA fence: the WR starts once the READs and atomics before
+		 * it completed, so that it sees what they brought.  Like rxe,
+		 * it waits for every WR before it.
+		 */
+		if (wqe->fence && qp->sq.tail != qp->sq.fed)
+			break;
 		if (mrc_post_send(qp->conn, &swr, now))
 			break;
 		qp->sq.fed++;

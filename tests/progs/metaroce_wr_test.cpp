@@ -17,6 +17,8 @@
  *     (old value returned, memory updated); an SGE list, inline data
  *     (the buffer overwritten right after the setter) and an inline list;
  *     wr_id in the completions, unsignaled WRs without completions;
+ *   - IBV_SEND_FENCE: a WRITE fenced behind a READ of the same local
+ *     buffer, in one ibv_wr_complete(), writes what the READ brought;
  *   - one ibv_wr_complete() of max_send_wr (1024) WRITEs, more than one
  *     POST_SEND command of libibverbs can carry: all complete, in order;
  *   - ibv_wr_abort() posts nothing;
@@ -378,6 +380,37 @@ void check_opcodes(rc_pair &p)
 	CHECK(!std::memcmp(p.b.buf + off_dst + 1024, piece1, 10) &&
 		      !std::memcmp(p.b.buf + off_dst + 1034, piece2, 20),
 	      "inline list data");
+}
+
+/*
+ * IBV_SEND_FENCE (IBTA 10.8.3.3): a WR fenced behind a READ starts only
+ * once the READ completed, so a WRITE from the buffer the READ fills
+ * carries the data read, not what the buffer held when it was posted.
+ */
+void check_fence(rc_pair &p)
+{
+	constexpr size_t len = 8192;
+	constexpr size_t off_fenced = off_dst + 16384; /* B: the WRITE's target */
+	ibv_qp_ex *x = p.x;
+
+	fill(p.b.buf + off_dst, len, 8);
+	std::memset(p.a.buf + off_res, 0, len);
+	std::memset(p.b.buf + off_fenced, 0, len);
+	ibv_wr_start(x);
+	x->wr_id = 0xc1;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(x, p.rkey(), p.raddr(off_dst));
+	ibv_wr_set_sge(x, p.lkey(), p.laddr(off_res), len);
+	x->wr_id = 0xc2;
+	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+	ibv_wr_rdma_write(x, p.rkey(), p.raddr(off_fenced));
+	ibv_wr_set_sge(x, p.lkey(), p.laddr(off_res), len);
+	CHECK(ibv_wr_complete(x) == 0, "fence: wr_complete");
+	expect(p.a.scq, 0xc1, "READ before a fence");
+	expect(p.a.scq, 0xc2, "fenced WRITE");
+	CHECK(filled(p.a.buf + off_res, len, 8), "READ before a fence: data");
+	CHECK(filled(p.b.buf + off_fenced, len, 8),
+	      "fenced WRITE did not carry the data of the READ before it");
 }
 
 /* max_send_wr WRITEs in one wr_complete; all signaled, in order. */
@@ -767,6 +800,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	check_opcodes(p);
+	check_fence(p);
 	check_batch(p);
 	check_errors(p, limited);
 	check_ud(a, b, gid_idx);
