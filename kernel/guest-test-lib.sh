@@ -126,6 +126,24 @@ mr_counter() {
 		awk -v n="$2" 'prev == n { print; exit } { prev = $0 }'
 }
 
+# mr_udp_stat NS NAME: counter NAME (InErrors, InCsumErrors, ...) of the
+# Udp line of /proc/net/snmp in netns NS ("-": init_net).
+mr_udp_stat() {
+	mr_in_ns "$1" awk -v n="$2" '/^Udp:/ {
+		if (!c) { for (i = 1; i <= NF; i++) if ($i == n) c = i; next }
+		print $c; exit }' /proc/net/snmp
+}
+
+# mr_integrity_passed TAG: the metaroce_integrity run of mr_peer TAG
+# passed on both sides (cli-TAG.txt, srv-TAG.txt) and printed its summary.
+mr_integrity_passed() {
+	grep -q '^PASS: integrity' "cli-$1.txt" || fail "$1: integrity client did not pass"
+	grep -q '^PASS: integrity' "srv-$1.txt" || fail "$1: integrity server did not pass"
+	grep -q '^server: .* mismatches 0 bad_completions 0$' "srv-$1.txt" ||
+		fail "$1: integrity server counted errors"
+	grep -q '^client: .* windows' "cli-$1.txt" || fail "$1: no integrity summary"
+}
+
 # The transport counters of "rdma statistic" (kernel/metaroce_stats.c):
 # device totals NAME and per plane planeN_NAME.
 MR_XPORT_COUNTERS="retransmits sacks_sent sacks_received rx_out_of_order rx_duplicates path_failures path_recoveries"
