@@ -206,6 +206,8 @@ mr_teardown() {
 # netns mra, mr0), MR_CLI_NS/MR_CLI_DEV for the client (mrb, mr1); a
 # netns "-" is init_net (where rdma_rxe devices work).  @GID@ in the
 # arguments becomes MR_SRV_GID / MR_CLI_GID (a side's own GID index).
+# With two guests, MR_SRV_GUEST names the guest that serves; the other
+# one is the client, and each guest runs only its side (see mr_peer).
 
 # mr_in_ns NS CMD...: CMD in netns NS ("-": init_net).
 mr_in_ns() {
@@ -234,6 +236,17 @@ mr_listening() {
 # status MR_PEER_SRV_RC / MR_PEER_CLI_RC if set (a side expected to fail).
 # The bounds only keep a hung transfer from eating the guest's time budget
 # (MR_PEER_TIMEOUT seconds per program, default 120).
+# Two guests (MR_SRV_GUEST set): guest MR_SRV_GUEST runs the server and,
+# once it listens, meets the other guest at a barrier named after TAG,
+# after which that one runs the client; each guest has its side's output
+# file (mr_peer_here cli|srv says which) and checks its side's status.
+mr_peer_here() {
+	[ -z "${MR_SRV_GUEST:-}" ] && return 0
+	case $1 in
+	srv) [ "$GUEST_INDEX" = "$MR_SRV_GUEST" ] ;;
+	cli) [ "$GUEST_INDEX" != "$MR_SRV_GUEST" ] ;;
+	esac
+}
 mr_peer() {
 	local tag=$1 ready=$2 prog=$3 srv_pid rc=0 srv_rc=0 a
 	local sdev=${MR_SRV_DEV:-mr0} cdev=${MR_CLI_DEV:-mr1}
@@ -250,14 +263,25 @@ mr_peer() {
 		a=${a//@DEV@/$cdev}
 		cli+=("${a//@GID@/${MR_CLI_GID:-}}")
 	done
-	mr_in_ns "${MR_SRV_NS:-mra}" timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${srv[@]}" >"srv-$tag.txt" 2>&1 &
-	srv_pid=$!
-	vm_wait_until 30 mr_listening "$ready" ||
-		fail "$tag: $prog server did not start: $(cat "srv-$tag.txt")"
-	mr_in_ns "${MR_CLI_NS:-mrb}" timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${cli[@]}" >"cli-$tag.txt" 2>&1 || rc=$?
-	wait "$srv_pid" || srv_rc=$?
-	[ "$srv_rc" = "$want_srv" ] || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $srv_rc, expected $want_srv"; }
-	[ "$rc" = "$want_cli" ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc, expected $want_cli"; }
+	if mr_peer_here srv; then
+		mr_in_ns "${MR_SRV_NS:-mra}" timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${srv[@]}" >"srv-$tag.txt" 2>&1 &
+		srv_pid=$!
+		vm_wait_until 30 mr_listening "$ready" ||
+			fail "$tag: $prog server did not start: $(cat "srv-$tag.txt")"
+	fi
+	if [ -n "${MR_SRV_GUEST:-}" ]; then
+		vm_barrier "peer-$tag" 300 || fail "$tag: the other guest did not come"
+	fi
+	if mr_peer_here cli; then
+		mr_in_ns "${MR_CLI_NS:-mrb}" timeout "${MR_PEER_TIMEOUT:-120}" stdbuf -oL "$prog" "${cli[@]}" >"cli-$tag.txt" 2>&1 || rc=$?
+	fi
+	if mr_peer_here srv; then
+		wait "$srv_pid" || srv_rc=$?
+		[ "$srv_rc" = "$want_srv" ] || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $srv_rc, expected $want_srv"; }
+	fi
+	if mr_peer_here cli; then
+		[ "$rc" = "$want_cli" ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc, expected $want_cli"; }
+	fi
 }
 
 # mr_capture TAG CMD...: CMD while tcpdump records mrb's RoCE/MetaRoCE UDP

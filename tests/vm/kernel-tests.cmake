@@ -126,3 +126,26 @@ if(METAROCE_BUILD_PROVIDER AND METAROCE_KERNEL_RELEASES)
 		LABELS vm TIMEOUT 600
 		FIXTURES_REQUIRED vm_kernels)
 endif()
+
+# Two guests, issue 6's testbed, on the first kernel only (the module
+# code is the same on both; each boots two guests):
+# rxe_two_guests: t-kernel-rxe.sh's interop matrix with mr0 on one guest
+# and rdma_rxe on the other (94 s at host load 5).
+if(METAROCE_BUILD_PROVIDER AND METAROCE_KERNEL_RELEASES)
+	list(GET METAROCE_KERNEL_RELEASES 0 _kver)
+	foreach(_t_planes IN ITEMS rxe_two_guests:1)
+		string(REPLACE ":" ";" _t_planes "${_t_planes}")
+		list(GET _t_planes 0 _t)
+		list(GET _t_planes 1 _planes)
+		string(REPLACE "_" "-" _script "${_t}")
+		add_test(NAME vm_kernel_${_t}_${_kver}
+			COMMAND ${PROJECT_SOURCE_DIR}/tests/vm/vmtest.sh
+				--kernel ${_kver} --guests 2 --planes ${_planes}
+				--timeout 900 --
+				${PROJECT_SOURCE_DIR}/tests/vm/t-kernel-${_script}.sh
+				${CMAKE_BINARY_DIR})
+		set_tests_properties(vm_kernel_${_t}_${_kver} PROPERTIES
+			LABELS vm TIMEOUT 1200 PROCESSORS 2
+			FIXTURES_REQUIRED vm_kernels)
+	endforeach()
+endif()
