@@ -22,10 +22,11 @@
  *   completion must succeed, with the opcode, length and immediate of its
  *   message, in the order the work requests were posted.
  *
- *   Up to --depth messages (depth/32 windows) are in flight, and nothing
- *   waits for the side channel while they are.  Message n uses slot n mod
- *   (2 x depth) of each side's memory; a slot is reused when the window
- *   that last used it has been checked:
+ *   Up to --depth messages (depth/32 windows) are in flight; no request
+ *   waits for a round trip of the side channel, which only carries the
+ *   server's word that windows are ready, ahead of the client.  Message
+ *   n uses slot n mod (2 x depth) of each side's memory; a slot is reused
+ *   when the window that last used it has been checked:
  *   - the server "arms" a window ahead of time (READ sources, atomic
  *     initial values, cleared WRITE targets and receive buffers, posted
  *     receives) and says so over TCP; the client posts a window once it
@@ -69,7 +70,7 @@
  * OUTPUT AND EXIT STATUS
  *   Both sides print "messages M bytes_verified B mismatches X
  *   bad_completions C" and per-opcode counts; the client also prints the
- *   elapsed time and rate.  Exit status 0 only if X and C are 0 on both
+ *   elapsed time and rate and the server's counts.  Exit status 0 only if X and C are 0 on both
  *   sides (the client learns the server's counts) and the server checked
  *   as many messages of each opcode (except READ, which it does not see)
  *   as the client completed; 1 on a failed check, 2 on a usage or setup
@@ -539,7 +540,7 @@ bool receive_consuming(op o)
 bool server_arm(endpoint &e, const params &pr, stream &st, uint64_t v)
 {
 	ibv_recv_wr wrs[window_msgs + 1], *bad;
-	ibv_sge sges[window_msgs][3];
+	ibv_sge sges[window_msgs + 1][3];
 	uint32_t nrecv = 0, third = pr.max_size / 3 + 1;
 
 	if (st.has_marker(v)) {
@@ -847,6 +848,60 @@ void client_completed(endpoint &e, stream &st, const ibv_wc &wc, uint64_t n)
 	count(e, m.opcode);
 }
 
+/* The server's counts, its last record. */
+struct server_result {
+	bool received = false;
+	counts c;
+};
+
+void take_result(server_result &r, const ctl &c)
+{
+	r.received = true;
+	r.c.mismatches = c.mismatches;
+	r.c.bad = c.bad;
+	r.c.messages = c.messages;
+	r.c.bytes = c.bytes;
+	std::memcpy(r.c.per_op, c.per_op, sizeof(r.c.per_op));
+}
+
+/*
+ * The server's records that have come, all of them (after waiting for the
+ * first if @wait): windows armed, after a stop the last window, and the
+ * result, which the server sends once it has the last marker, maybe
+ * before the client polled the marker's completion.  False on a closed
+ * side channel or an unexpected record.
+ */
+bool client_side_channel(endpoint &e, stream &st, uint64_t &armed,
+			 uint64_t next, bool stop_sent, bool wait,
+			 server_result &res)
+{
+	for (; !res.received; wait = false) {
+		pollfd p = {e.fd, POLLIN, 0};
+		ctl c;
+
+		if (!wait && poll(&p, 1, 0) <= 0)
+			return true;
+		if (!read_all(e.fd, &c, sizeof(c))) {
+			std::printf("FAIL: side channel closed\n");
+			return false;
+		}
+		if (c.kind == ctl_armed && c.window == armed) {
+			armed++;
+		} else if (stop_sent && c.kind == ctl_last &&
+			   c.window + 1 >= next && st.last == UINT64_MAX) {
+			st.last = c.window;
+		} else if (c.kind == ctl_result) {
+			take_result(res, c);
+		} else {
+			std::printf("FAIL: side channel: record %u window %"
+				    PRIu64 ", expected window %" PRIu64
+				    " armed\n", c.kind, c.window, armed);
+			return false;
+		}
+	}
+	return true;
+}
+
 /*
  * Run until the last marker completed or something failed; the server's
  * counts in @srv.  Returns the payload bytes posted.  With @until, the
@@ -862,6 +917,7 @@ uint64_t client_run(endpoint &e, const params &pr, const hello &peer,
 	uint64_t next = 0;	/* the next window to post */
 	uint64_t complete = 0;	/* windows [0, complete) have completed */
 	bool done = false, stop_sent = false;
+	server_result res;
 	ibv_wc wc[32];
 
 	while (!done && !e.c.bad) {
@@ -875,6 +931,13 @@ uint64_t client_run(endpoint &e, const params &pr, const hello &peer,
 				break;
 			}
 			stop_sent = true;
+		}
+		/* Out of armed windows: take what the server sent since. */
+		if (next == armed &&
+		    !client_side_channel(e, st, armed, next, stop_sent, false,
+					 res)) {
+			e.c.bad++;
+			break;
 		}
 		/* Window v carries v - lag's marker: that one must be done. */
 		while (next < armed && !st.beyond_end(next) &&
@@ -900,22 +963,10 @@ uint64_t client_run(endpoint &e, const params &pr, const hello &peer,
 			e.c.bad++;
 			break;
 		}
-		if (tcp) {
-			ctl c;
-
-			if (read_all(e.fd, &c, sizeof(c)) && c.kind == ctl_armed &&
-			    c.window == armed) {
-				armed++;
-			} else if (stop_sent && c.kind == ctl_last &&
-				   c.window + 1 >= next &&
-				   st.last == UINT64_MAX) {
-				st.last = c.window;
-			} else {
-				std::printf("FAIL: side channel: expected "
-					    "window %" PRIu64 " armed\n", armed);
-				e.c.bad++;
-				break;
-			}
+		if (tcp && !client_side_channel(e, st, armed, next, stop_sent,
+						 true, res)) {
+			e.c.bad++;
+			break;
 		}
 		for (int i = 0; i < got; i++) {
 			uint64_t id = wc[i].wr_id;
@@ -939,24 +990,19 @@ uint64_t client_run(endpoint &e, const params &pr, const hello &peer,
 		write_all(e.fd, &c, sizeof(c));
 	}
 	/* Records of windows armed meanwhile, then the server's result. */
-	for (;;) {
+	while (!res.received) {
 		ctl c;
 
 		if (!read_all(e.fd, &c, sizeof(c))) {
 			std::printf("FAIL: side channel closed before the "
 				    "server's result\n");
-			srv.bad++;
+			res.c.bad++;
 			break;
 		}
-		if (c.kind == ctl_armed)
-			continue;
-		srv.mismatches = c.mismatches;
-		srv.bad = c.bad;
-		srv.messages = c.messages;
-		srv.bytes = c.bytes;
-		std::memcpy(srv.per_op, c.per_op, sizeof(srv.per_op));
-		break;
+		if (c.kind == ctl_result)
+			take_result(res, c);
 	}
+	srv = res.c;
 	return st.planned_bytes;
 }
 
