@@ -379,7 +379,12 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	if (rc)
 		mutex_unlock(&qp->mdev->stats_mutex);
 	hrtimer_cancel(&qp->timer);
-	cancel_work_sync(&qp->ud_tx_work);
+	/*
+	 * A UD send completes when its datagram is queued for ud_tx_work:
+	 * send what is queued (the process may destroy the QP as soon as it
+	 * saw the completion), then nothing can queue more.
+	 */
+	flush_work(&qp->ud_tx_work);
 	skb_queue_purge(&qp->ud_txq);
 	/* Every context that queued on txq also sent it: empty, but be sure. */
 	__skb_queue_purge(&qp->txq);

@@ -16,7 +16,11 @@
  *   - a datagram with a wrong Q_Key is dropped (the next good one takes
  *     the posted receive; the caller checks the rx_bad_qkey counter);
  *     a Q_Key with the high bit set sends with the QP's own Q_Key;
- *   - a send longer than the path MTU fails with EMSGSIZE.
+ *   - a send longer than the path MTU fails with EMSGSIZE;
+ *   - a datagram whose send completed arrives although the sender
+ *     destroys its QP right after the completion (a send completion
+ *     means the datagram left, as on rdma_rxe and hardware), --iters
+ *     times on a fresh QP each.
  * Prints "FAIL: ..." lines and exits 1 on any failed check.
  *
  * covers: MR-COMPAT-010
@@ -52,6 +56,8 @@ struct side {
 	uint32_t mtu = 0;
 };
 
+ibv_qp *ud_qp(side &s);
+
 bool setup(side &s, const std::string &dev)
 {
 	ibv_port_attr port = {};
@@ -70,6 +76,14 @@ bool setup(side &s, const std::string &dev)
 		return false;
 	s.mr = ibv_reg_mr(s.pd, s.buf.data(), s.buf.size(),
 			  IBV_ACCESS_LOCAL_WRITE);
+	CHECK(s.mr, "reg_mr: %s", std::strerror(errno));
+	s.qp = s.mr ? ud_qp(s) : nullptr;
+	return s.qp && failures == 0;
+}
+
+/* A UD QP of @s in RTS, or nullptr. */
+ibv_qp *ud_qp(side &s)
+{
 	ibv_qp_init_attr init = {};
 	init.send_cq = s.cq;
 	init.recv_cq = s.cq;
@@ -79,34 +93,33 @@ bool setup(side &s, const std::string &dev)
 	init.cap.max_recv_sge = 1;
 	init.qp_type = IBV_QPT_UD;
 	init.sq_sig_all = 1;
-	s.qp = ibv_create_qp(s.pd, &init);
-	CHECK(s.mr && s.qp, "mr/qp: %s", std::strerror(errno));
-	if (!s.mr || !s.qp)
-		return false;
+	ibv_qp *qp = ibv_create_qp(s.pd, &init);
+	CHECK(qp, "create_qp: %s", std::strerror(errno));
+	if (!qp)
+		return nullptr;
 
 	ibv_qp_attr a = {};
 	a.qp_state = IBV_QPS_INIT;
 	a.pkey_index = 0;
 	a.port_num = 1;
 	a.qkey = qkey;
-	CHECK(ibv_modify_qp(s.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				      IBV_QP_PORT | IBV_QP_QKEY) == 0, "INIT");
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				    IBV_QP_PORT | IBV_QP_QKEY) == 0, "INIT");
 	a = {};
 	a.qp_state = IBV_QPS_RTR;
-	CHECK(ibv_modify_qp(s.qp, &a, IBV_QP_STATE) == 0, "RTR");
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE) == 0, "RTR");
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0x123;
-	CHECK(ibv_modify_qp(s.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0,
-	      "RTS");
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) == 0, "RTS");
 
 	ibv_qp_attr q = {};
 	ibv_qp_init_attr qi = {};
-	CHECK(ibv_query_qp(s.qp, &q, IBV_QP_STATE | IBV_QP_QKEY, &qi) == 0 &&
+	CHECK(ibv_query_qp(qp, &q, IBV_QP_STATE | IBV_QP_QKEY, &qi) == 0 &&
 		      q.qkey == qkey && q.qp_state == IBV_QPS_RTS &&
 		      qi.qp_type == IBV_QPT_UD,
 	      "query_qp: qkey %#x state %d type %d", q.qkey, q.qp_state,
 	      qi.qp_type);
-	return failures == 0;
+	return qp;
 }
 
 void teardown(side &s)
@@ -282,6 +295,55 @@ void run_family(side &tx, side &rx, int gid_index, bool v6, int iters)
 	CHECK(ibv_destroy_ah(ah) == 0, "destroy_ah");
 }
 
+/*
+ * @iters times: a fresh UD QP of @tx sends one datagram, and is destroyed
+ * as soon as its send completes; the datagram must arrive all the same.
+ */
+void send_then_destroy(side &tx, side &rx, int gid_index, int iters)
+{
+	ibv_gid dgid = {};
+	int lost = 0;
+
+	CHECK(ibv_query_gid(rx.ctx, 1, gid_index, &dgid) == 0, "query_gid");
+	ibv_ah *ah = make_ah(tx, gid_index, dgid);
+	if (!ah)
+		return;
+	for (int i = 0; i < iters && !failures; i++) {
+		ibv_qp *qp = ud_qp(tx);
+		ibv_qp *keep = tx.qp;
+		ibv_wc wc = {};
+
+		if (!qp)
+			break;
+		post_recv(rx, 0);
+		tx.qp = qp;
+		CHECK(post_send(tx, ah, rx.qp->qp_num, qkey, 256, uint8_t(i),
+				false) == 0, "post_send");
+		tx.qp = keep;
+		CHECK(vu::poll_one(tx.cq, wc) == 1 && wc.status == IBV_WC_SUCCESS,
+		      "send completion: status %d", wc.status);
+		uint32_t sender = qp->qp_num;
+		CHECK(ibv_destroy_qp(qp) == 0, "destroy_qp");
+		wc = {};
+		if (vu::poll_one(rx.cq, wc) != 1) {
+			/* One is enough, and each costs the poll's bound. */
+			lost++;
+			std::printf("datagram %d of %d lost\n", i + 1, iters);
+			break;
+		}
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.src_qp == sender &&
+			      wc.byte_len == grh_len + 256,
+		      "recv: status %d src_qp %#x (sender %#x) byte_len %u",
+		      wc.status, wc.src_qp, sender, wc.byte_len);
+	}
+	CHECK(lost == 0, "a datagram whose send completed never arrived: "
+	      "the sender destroyed its QP after the completion");
+	if (!lost)
+		std::printf("sent %d datagrams from QPs destroyed at their "
+			    "send completion, none lost\n", iters);
+	CHECK(ibv_destroy_ah(ah) == 0, "destroy_ah");
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -314,6 +376,7 @@ int main(int argc, char **argv)
 		run_family(tx, rx, gid, false, iters);
 		if (gid6 >= 0)
 			run_family(tx, rx, gid6, true, iters);
+		send_then_destroy(tx, rx, gid, iters);
 	}
 	teardown(tx);
 	teardown(rx);
