@@ -59,7 +59,10 @@ grown() { [ "$(count "$1")" -gt "$2" ]; }
 # (default: its value now).
 wait_grown() {
 	local what=$1 name=$2 base=${3:-$(count "$2")}
-	vm_wait_until 120 grown "$name" "$base" || fail "$what: $name stayed at $(count "$name")"
+	vm_wait_until 120 grown "$name" "$base" || {
+		rdma statistic show link mr0/1 || :
+		fail "$what: $name stayed at $(count "$name")"
+	}
 	echo "ok: $what: $name $base -> $(count "$name")"
 }
 plane_oper() { "$tool" show mr0 | grep -q " $1 .*oper $2 "; }
