@@ -14,7 +14,8 @@ namespaces), connects an RC QP on each to the other and checks:
   - inline SEND;
   - completion channel events after req_notify_cq (next / solicited);
   - RDMA WRITE into the peer's MR, verified;
-  - RDMA WRITE with a wrong rkey: IB_WC_REM_ACCESS_ERR at the requester, the
+  - RDMA WRITE with a wrong rkey: IB_WC_REM_ACCESS_ERR at the requester
+    (with --lossy also IB_WC_RETRY_EXC_ERR, when the NAK was lost), the
     responder's memory untouched, later WRs flushed (IB_WC_WR_FLUSH_ERR);
   - moving a QP to ERR flushes its posted receives;
   - a CQ ring (metaroce-abi.h) asked for without room in the response for
@@ -43,7 +44,7 @@ MTU_1024 = 3
 LOCAL_WRITE, REMOTE_WRITE = 1, 2
 WR_RDMA_WRITE, WR_SEND = 0, 2
 SEND_SIGNALED, SEND_INLINE = 2, 8
-WC_SUCCESS, WC_WR_FLUSH_ERR, WC_REM_ACCESS_ERR = 0, 5, 10
+WC_SUCCESS, WC_WR_FLUSH_ERR, WC_REM_ACCESS_ERR, WC_RETRY_EXC_ERR = 0, 5, 10, 12
 WC_SEND, WC_RDMA_WRITE, WC_RECV = 0, 1, 128
 
 M_STATE, M_ACCESS, M_PKEY, M_PORT, M_AV, M_MTU = 1, 8, 16, 32, 128, 256
@@ -338,7 +339,15 @@ def rdma_write(a, b, size):
     print(f"result: rdma_write size={size} usec={dt * 1e6:.0f}", flush=True)
 
 
-def bad_rkey(a, b):
+def bad_rkey(a, b, lossy):
+    """A WRITE with a wrong rkey fails, the responder's memory untouched.
+
+    The responder NAKs it and enters Error (an IBTA Class C error); the
+    NAK is not repeated (MR-LOSS-012) and a QP in Error answers nothing,
+    so over a lossy link a lost NAK leaves the requester retrying until
+    IB_WC_RETRY_EXC_ERR, as with rdma_rxe.  Lossless, it must be
+    IB_WC_REM_ACCESS_ERR.
+    """
     off = BUF_SIZE - 8192
     b.buf.mem[off:off + 4096] = b"\xa5" * 4096
     fill(a.buf, 0, 4096, 3)
@@ -349,7 +358,9 @@ def bad_rkey(a, b):
                         b.rkey ^ 0x5a)])
     got = wait_wc(a, a.cq, 2)
     by_id = {w[0]: w for w in got}
-    check(by_id[8][1] == WC_REM_ACCESS_ERR, f"bad rkey wc {by_id[8]}")
+    allowed = (WC_REM_ACCESS_ERR, WC_RETRY_EXC_ERR) if lossy else \
+        (WC_REM_ACCESS_ERR,)
+    check(by_id[8][1] in allowed, f"bad rkey wc {by_id[8]}")
     check(by_id[55][1] == WC_WR_FLUSH_ERR, f"flushed recv wc {by_id[55]}")
     check(bytes(b.buf.mem[off:off + 4096]) == b"\xa5" * 4096,
           "responder memory touched by a refused write")
@@ -358,7 +369,9 @@ def bad_rkey(a, b):
     a.post_send(a.qp, [(9, WR_SEND, 0, [(a.buf.addr, 8, a.lkey)], 0, 0)])
     wc = wait_wc(a, a.cq, 1)[0]
     check(wc[:2] == (9, WC_WR_FLUSH_ERR), f"post in ERR wc {wc}")
-    print("result: wrong rkey -> IB_WC_REM_ACCESS_ERR, responder untouched, "
+    status = "IB_WC_REM_ACCESS_ERR" if by_id[8][1] == WC_REM_ACCESS_ERR \
+        else "IB_WC_RETRY_EXC_ERR (NAK lost)"
+    print(f"result: wrong rkey -> {status}, responder untouched, "
           "QP flushed", flush=True)
 
 
@@ -399,6 +412,8 @@ def main():
     ap.add_argument("dev_b")
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--sizes", default="64,4096,65536")
+    ap.add_argument("--lossy", action="store_true",
+                    help="the link drops packets (see bad_rkey)")
     ap.add_argument("--hold", action="store_true",
                     help="print 'holding' and wait for a line on stdin")
     args = ap.parse_args()
@@ -410,7 +425,7 @@ def main():
         unsignaled_and_inline(a, b)
         comp_event(a, b)
         rdma_write(a, b, 65536)
-        bad_rkey(a, b)
+        bad_rkey(a, b, args.lossy)
         flush_on_err(b)
         cq_ring_response(a)
         if args.hold:

@@ -65,7 +65,7 @@ rx=$(mr_counter mr1 rx_packets)
 step "RC data path ($mode), 1% loss on both ends"
 ip netns exec mra tc qdisc replace dev veth0 root netem loss 1%
 ip netns exec mrb tc qdisc replace dev veth0 root netem loss 1%
-run_py loss1
+run_py loss1 --lossy
 rdma statistic show link mr0/1
 
 step "teardown"
