@@ -540,6 +540,7 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 				continue;
 			if (t->retries > c->cfg.retry_cnt ||
 			    t->tx_count >= MRC_MAX_TX) {
+				c->st.retry_exhausted++;
 				mrc_conn_fail(c, MRC_WC_RETRY_EXC_ERR,
 					      MRC_WC_WR_FLUSH_ERR);
 				return 0;
@@ -1286,6 +1287,7 @@ void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 	if (mrc_rsp_waiting(c) && mrc_rsp_deadline(c) <= now) {
 		/* retry_cnt + 1 silent waits: the peer is gone (MR-OPS-007) */
 		if (++c->rsp_waits > c->cfg.retry_cnt) {
+			c->st.rsp_wait_give_ups++;
 			mrc_conn_fail(c, MRC_WC_RETRY_EXC_ERR,
 				      MRC_WC_WR_FLUSH_ERR);
 			return;

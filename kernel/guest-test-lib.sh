@@ -158,7 +158,7 @@ mr_integrity_passed() {
 
 # The transport counters of "rdma statistic" (kernel/metaroce_stats.c):
 # device totals NAME and per plane planeN_NAME.
-MR_XPORT_COUNTERS="retransmits sacks_sent sacks_received rx_out_of_order rx_duplicates path_failures path_recoveries"
+MR_XPORT_COUNTERS="retransmits sacks_sent sacks_received rx_out_of_order rx_duplicates path_failures path_recoveries lost timeouts spurious_retrans"
 
 # mr_check_plane_sums DEV: every transport counter of DEV is the sum of its
 # planes' (true while no plane id was given to a second plane).

@@ -132,12 +132,29 @@ enum metaroce_xport_counter {
 	METAROCE_XCNT_RX_DUPLICATES,	/* data suppressed as duplicate */
 	METAROCE_XCNT_PATH_FAILURES,	/* paths the core declared failed */
 	METAROCE_XCNT_PATH_RECOVERIES,	/* failed paths re-admitted */
+	METAROCE_XCNT_LOST,		/* data packets declared lost */
+	METAROCE_XCNT_TIMEOUTS,		/* probe timeouts (PTO expiries) */
+	METAROCE_XCNT_SPURIOUS_RETRANS,	/* losses the peer reported duplicate */
 	METAROCE_XPORT_NUM_COUNTERS
+};
+
+/*
+ * Transport counters of a connection as a whole (device totals only): the
+ * loss recovery events that belong to no one path.
+ */
+enum metaroce_conn_counter {
+	METAROCE_CCNT_TLP_PROBES,	/* tail loss probes */
+	METAROCE_CCNT_RETRANS_UNCHARGED, /* losses not charged to retry_cnt */
+	METAROCE_CCNT_GIVE_UPS,		/* RETRY_EXC by the give-up bound */
+	METAROCE_CCNT_RETRY_EXHAUSTED,	/* RETRY_EXC by a packet's retry_cnt */
+	METAROCE_CCNT_RSP_WAIT_GIVE_UPS, /* RETRY_EXC waiting for a response */
+	METAROCE_CONN_NUM_COUNTERS
 };
 
 /* Transport counts of one or more connections: device totals, per plane id. */
 struct metaroce_xport_counts {
 	u64 dev[METAROCE_XPORT_NUM_COUNTERS];
+	u64 conn[METAROCE_CONN_NUM_COUNTERS];
 	u64 plane[METAROCE_MAX_PLANES][METAROCE_XPORT_NUM_COUNTERS];
 };
 

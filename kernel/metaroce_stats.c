@@ -40,7 +40,10 @@
 	{ .name = pfx "rx_out_of_order" },				\
 	{ .name = pfx "rx_duplicates" },				\
 	{ .name = pfx "path_failures" },				\
-	{ .name = pfx "path_recoveries" }
+	{ .name = pfx "path_recoveries" },				\
+	{ .name = pfx "lost" },						\
+	{ .name = pfx "timeouts" },					\
+	{ .name = pfx "spurious_retrans" }
 
 /* planeN_NAME for the plane with id N, after the device counters. */
 #define METAROCE_PLANE_STATS(n)						\
@@ -67,6 +70,16 @@ static const struct rdma_stat_desc metaroce_stat_descs[] = {
 	[METAROCE_CNT_RX_WRONG_TRANSPORT] = { .name = "rx_wrong_transport" },
 	[METAROCE_CNT_TX_LINK_DOWN] = { .name = "tx_link_down" },
 	METAROCE_XPORT_STATS(""),
+	[METAROCE_NUM_COUNTERS + METAROCE_XPORT_NUM_COUNTERS +
+	 METAROCE_CCNT_TLP_PROBES] = { .name = "tlp_probes" },
+	[METAROCE_NUM_COUNTERS + METAROCE_XPORT_NUM_COUNTERS +
+	 METAROCE_CCNT_RETRANS_UNCHARGED] = { .name = "retrans_uncharged" },
+	[METAROCE_NUM_COUNTERS + METAROCE_XPORT_NUM_COUNTERS +
+	 METAROCE_CCNT_GIVE_UPS] = { .name = "give_ups" },
+	[METAROCE_NUM_COUNTERS + METAROCE_XPORT_NUM_COUNTERS +
+	 METAROCE_CCNT_RETRY_EXHAUSTED] = { .name = "retry_exhausted" },
+	[METAROCE_NUM_COUNTERS + METAROCE_XPORT_NUM_COUNTERS +
+	 METAROCE_CCNT_RSP_WAIT_GIVE_UPS] = { .name = "rsp_wait_give_ups" },
 	METAROCE_PLANE_STATS(0),
 	METAROCE_PLANE_STATS(1),
 	METAROCE_PLANE_STATS(2),
@@ -76,11 +89,13 @@ static const struct rdma_stat_desc metaroce_stat_descs[] = {
 	(METAROCE_PLANE_NUM_COUNTERS + METAROCE_XPORT_NUM_COUNTERS)
 #define METAROCE_NUM_STATS						\
 	(METAROCE_NUM_COUNTERS + METAROCE_XPORT_NUM_COUNTERS +		\
+	 METAROCE_CONN_NUM_COUNTERS +					\
 	 METAROCE_MAX_PLANES * METAROCE_PLANE_NUM_STATS)
 static_assert(ARRAY_SIZE(metaroce_stat_descs) == METAROCE_NUM_STATS);
 static_assert(METAROCE_PLANE_NUM_COUNTERS == 6 && METAROCE_MAX_PLANES == 4 &&
-	      METAROCE_XPORT_NUM_COUNTERS == 7,
-	      "metaroce_stat_descs names 6 + 7 counters of 4 planes");
+	      METAROCE_XPORT_NUM_COUNTERS == 10 &&
+	      METAROCE_CONN_NUM_COUNTERS == 5,
+	      "metaroce_stat_descs names 5 + 4 x (6 + 10) counters");
 
 /* Plane ids of the paths of a connection, path i at plane[i % num]. */
 struct metaroce_path_planes {
@@ -124,6 +139,11 @@ static void metaroce_xport_add(struct metaroce_qp *qp,
 	xc->dev[METAROCE_XCNT_RX_DUPLICATES] += cs.rx_dup;
 	xc->dev[METAROCE_XCNT_PATH_FAILURES] += cs.path_failures;
 	xc->dev[METAROCE_XCNT_PATH_RECOVERIES] += cs.path_recoveries;
+	xc->conn[METAROCE_CCNT_TLP_PROBES] += cs.tlp_probes;
+	xc->conn[METAROCE_CCNT_RETRANS_UNCHARGED] += cs.retrans_uncharged;
+	xc->conn[METAROCE_CCNT_GIVE_UPS] += cs.give_ups;
+	xc->conn[METAROCE_CCNT_RETRY_EXHAUSTED] += cs.retry_exhausted;
+	xc->conn[METAROCE_CCNT_RSP_WAIT_GIVE_UPS] += cs.rsp_wait_give_ups;
 	for (i = 0; i < qp->num_paths; i++) {
 		u64 *p;
 
@@ -137,6 +157,12 @@ static void metaroce_xport_add(struct metaroce_qp *qp,
 		p[METAROCE_XCNT_RX_DUPLICATES] += ps.rx_dup;
 		p[METAROCE_XCNT_PATH_FAILURES] += ps.failures;
 		p[METAROCE_XCNT_PATH_RECOVERIES] += ps.recoveries;
+		p[METAROCE_XCNT_LOST] += ps.lost;
+		p[METAROCE_XCNT_TIMEOUTS] += ps.ptos;
+		p[METAROCE_XCNT_SPURIOUS_RETRANS] += ps.spurious_retrans;
+		xc->dev[METAROCE_XCNT_LOST] += ps.lost;
+		xc->dev[METAROCE_XCNT_TIMEOUTS] += ps.ptos;
+		xc->dev[METAROCE_XCNT_SPURIOUS_RETRANS] += ps.spurious_retrans;
 	}
 }
 
@@ -212,6 +238,8 @@ static int metaroce_get_hw_stats(struct ib_device *ib_dev,
 		*v++ = atomic64_read(&mdev->counters[i]);
 	for (c = 0; c < METAROCE_XPORT_NUM_COUNTERS; c++)
 		*v++ = xc->dev[c];
+	for (c = 0; c < METAROCE_CONN_NUM_COUNTERS; c++)
+		*v++ = xc->conn[c];
 	for (i = 0; i < METAROCE_MAX_PLANES; i++) {
 		for (c = 0; c < METAROCE_PLANE_NUM_COUNTERS; c++)
 			*v++ = atomic64_read(&mdev->planes[i].counters[c]);

@@ -317,6 +317,8 @@ struct mrc_conn_stats {
 	uint64_t path_failures;	/* paths declared failed, all paths */
 	uint64_t path_recoveries; /* failed paths re-admitted, all paths */
 	uint64_t give_ups;	/* RETRY_EXC by the give-up bound (MR-FAIL-007) */
+	uint64_t retry_exhausted; /* RETRY_EXC by a packet's retry_cnt (MR-LOSS-009) */
+	uint64_t rsp_wait_give_ups; /* RETRY_EXC waiting for a response (MR-OPS-007) */
 };
 
 struct mrc_conn;
