@@ -153,10 +153,24 @@ prog_value() {
 }
 
 port=19000
+# counters TAG: mr0's device counters (the hw_counters of rdma statistic,
+# planes left out) as "TAG name value" lines in $RESULTS/counters.txt,
+# before and after each MetaRoCE run: what the transport did in it
+# (retransmits, timeouts, tail loss probes, path failures ...).  Bash
+# builtins only, like sample() below.
+counters() {
+	local f v
+	for f in /sys/class/infiniband/mr0/ports/1/hw_counters/*; do
+		case ${f##*/} in plane*|lifespan) continue ;; esac
+		read -r v <"$f"
+		echo "$1 ${f##*/} $v"
+	done >>"$RESULTS/counters.txt"
+}
 out=$RESULTS/bench.txt
 srvfail=$RESULTS/server-fail.txt
 : >"$out"
 : >"$srvfail"
+: >"$RESULTS/counters.txt"
 failed=0
 
 # client FILE PROG ARGS...: PROG as the client of guest 0's server, its
@@ -186,6 +200,7 @@ run() {
 	esac
 	read -r -a args <<<"$(prog_args "$prog" "$dev" "$port")"
 	vm_barrier "r$r-$cond-$side-$prog" 300 || fail "barrier"
+	[ "$dev" = mr0 ] && counters "$r $cond $side $prog before"
 	if [ "$GUEST_INDEX" = 0 ]; then
 		if ! timeout 180 "$prog" "${args[@]}" >srv.txt 2>&1; then
 			echo "server $prog on $side failed: $(tail -3 srv.txt)"
@@ -200,6 +215,8 @@ run() {
 		tail -3 cli.txt
 		failed=1
 	fi
+	[ "$dev" = mr0 ] && counters "$r $cond $side $prog after"
+	return 0
 }
 
 for ((r = 1; r <= rounds; r++)); do
@@ -253,8 +270,10 @@ planefail() {
 	port=$((port + 1))
 	read -r -a args <<<"-d mr0 -x ${gid[mr0]} -F -p $port -s 65536 -D $secs -f 1"
 	vm_barrier "planefail-$variant" 300 || fail "barrier"
+	counters "0 planefail-$variant mr2 ib_write_bw before"
 	if [ "$GUEST_INDEX" = 0 ]; then
 		timeout 180 ib_write_bw "${args[@]}" >"srv-$variant.txt" 2>&1 || rc=$?
+		counters "0 planefail-$variant mr2 ib_write_bw after"
 		echo "server $rc" >"$RESULTS/planefail-$variant.rc"
 		[ "$rc" = 0 ] || { failed=1; tail -3 "srv-$variant.txt"; }
 		return 0
@@ -284,6 +303,7 @@ planefail() {
 	fi
 	wait "$ppid" || rc=$?
 	echo "# end $EPOCHREALTIME" >>"$f"
+	counters "0 planefail-$variant mr2 ib_write_bw after"
 	: >stop-sampling
 	wait "$spid" || :
 	echo "client $rc" >"$RESULTS/planefail-$variant.rc"

@@ -19,6 +19,7 @@
 # issue 7 and whether they were met, and the plane-failure numbers; writes
 #   OUT/testbed-perftest.csv   every run: round,cond,side,prog,value,unit
 #   OUT/testbed-planefail.csv  the per-plane tx timelines around the cuts
+#   OUT/testbed-counters.csv   mr0's transport counters over each MetaRoCE run, both guests
 #   OUT/testbed.json           medians, ratios, targets, plane failure, host load
 #   OUT/testbed-loss.png       throughput (and latency) against the condition
 #   OUT/testbed-planefail.png  per-plane packet rate around the cuts

@@ -70,6 +70,31 @@ def read_rc(path):
     return d
 
 
+# Transport counters shown per run (guest-perftest.sh's counters.txt): the
+# sender's loss recovery, and the receiver's ACKs and duplicates.
+COUNTERS = ("retransmits", "spurious_retrans", "lost", "timeouts", "tlp_probes",
+            "path_failures", "rx_duplicates", "tx_packets", "give_ups", "retry_exhausted")
+
+
+def read_counters(log):
+    """{(round, cond, side, prog): {guest: {counter: after - before}}}."""
+    out = {}
+    for g in (0, 1):
+        path = os.path.join(log, f"guest{g}", "counters.txt")
+        if not os.path.exists(path):
+            continue
+        snap = {}
+        for line in open(path):
+            f = line.split()
+            if len(f) == 7:
+                snap.setdefault(tuple(f[:4]), {}).setdefault(f[4], {})[f[5]] = int(f[6])
+        for run, ph in snap.items():
+            if "before" in ph and "after" in ph:
+                out.setdefault(run, {})[g] = {c: v - ph["before"].get(c, 0)
+                                              for c, v in ph["after"].items()}
+    return out
+
+
 def planefail(log):
     g0, g1 = os.path.join(log, "guest0"), os.path.join(log, "guest1")
     cap_file = os.path.join(g1, "planefail-plane0-only.txt")
@@ -254,6 +279,31 @@ def main():
             w = csv.writer(f)
             w.writerow(("variant", "t_from_cut_s", "plane0_pps", "plane1_pps", "total_pps"))
             w.writerows(timeline)
+
+    counters = read_counters(args.log)
+    if counters:
+        with open(os.path.join(args.out, "testbed-counters.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(("round", "cond", "side", "prog", "guest", "counter", "delta"))
+            for run in sorted(counters):
+                for g in sorted(counters[run]):
+                    for c in sorted(counters[run][g]):
+                        w.writerow((*run, g, c, counters[run][g][c]))
+        print("\ntransport counters of mr0 over the MetaRoCE runs (testbed-counters.csv), summed "
+              "over the rounds: guest 1, the client, sends the data of ib_write_bw, ib_send_bw and "
+              "the plane-failure runs, guest 0, the server, the READ responses of ib_read_bw; "
+              "tx_packets counts ACKs too\n")
+        print("| run | guest | " + " | ".join(COUNTERS) + " |")
+        print("|---|---|" + "---|" * len(COUNTERS))
+        summed = {}
+        for (r, c, sd, p), by_guest in counters.items():
+            for g, d in by_guest.items():
+                acc = summed.setdefault((c, sd, p, g), {})
+                for k in COUNTERS:
+                    acc[k] = acc.get(k, 0) + d.get(k, 0)
+        for (c, sd, p, g), acc in sorted(summed.items()):
+            print(f"| {cond_label(c) if c in conds else c} {sd} {p} | {g} | " +
+                  " | ".join(str(acc[k]) for k in COUNTERS) + " |")
 
     json.dump({"date": args.start, "commit": args.commit, "kernel": args.kernel,
                "rounds": int(args.rounds), "bw_iters": int(args.bw_iters), "lat_iters": int(args.iters),
