@@ -500,6 +500,46 @@ static void fx_paths_event(struct fx *f)
 	}
 }
 
+/* Where e is in its stall cycle at t: 0 .. stall_period_ns - 1. */
+static uint64_t fx_stall_phase(const struct fx *f, const struct fx_ep *e,
+			       uint64_t t)
+{
+	uint64_t period = f->net.stall_period_ns;
+	uint64_t off = e->id ? 3 * (period / 4) : period / 4;
+
+	return (t + period - off % period) % period;
+}
+
+/* The earliest time at or after t at which e is not frozen. */
+static uint64_t fx_awake_at(const struct fx *f, const struct fx_ep *e,
+			    uint64_t t)
+{
+	uint64_t phase;
+
+	if (!f->net.stall_ns || !f->net.stall_period_ns || t == UINT64_MAX)
+		return t;
+	phase = fx_stall_phase(f, e, t);
+	return phase < f->net.stall_ns ? t + f->net.stall_ns - phase : t;
+}
+
+static int fx_awake(const struct fx *f, const struct fx_ep *e)
+{
+	return fx_awake_at(f, e, f->now) == f->now;
+}
+
+/* e resumes from a stall just now: its late timers run first. */
+static int fx_resuming(const struct fx *f, const struct fx_ep *e)
+{
+	return f->net.stall_ns && f->net.stall_period_ns &&
+	       fx_stall_phase(f, e, f->now) == f->net.stall_ns;
+}
+
+static void fx_timers(struct fx *f, struct fx_ep *e)
+{
+	if (mrc_next_deadline(e->conn) <= f->now)
+		mrc_handle_timeout(e->conn, f->now);
+}
+
 int fx_run(struct fx *f, uint64_t limit_ns)
 {
 	fx_prepare(f);
@@ -509,16 +549,21 @@ int fx_run(struct fx *f, uint64_t limit_ns)
 
 		if (f->a.failures || f->b.failures)
 			return -1;
-		fx_post(f, &f->a);
-		fx_post(f, &f->b);
-		fx_pump(f, &f->a);
-		fx_pump(f, &f->b);
-		for (i = 0; i < f->nqueued; i++)
-			if (f->q[i].at < t)
-				t = f->q[i].at;
-		d = mrc_next_deadline(f->a.conn);
+		if (fx_awake(f, &f->a)) {
+			fx_post(f, &f->a);
+			fx_pump(f, &f->a);
+		}
+		if (fx_awake(f, &f->b)) {
+			fx_post(f, &f->b);
+			fx_pump(f, &f->b);
+		}
+		for (i = 0; i < f->nqueued; i++) {
+			d = fx_awake_at(f, f->q[i].dst, f->q[i].at);
+			t = d < t ? d : t;
+		}
+		d = fx_awake_at(f, &f->a, mrc_next_deadline(f->a.conn));
 		t = d < t ? d : t;
-		d = mrc_next_deadline(f->b.conn);
+		d = fx_awake_at(f, &f->b, mrc_next_deadline(f->b.conn));
 		t = d < t ? d : t;
 		t = f->kill_at_ns < t ? f->kill_at_ns : t;
 		t = f->revive_at_ns < t ? f->revive_at_ns : t;
@@ -527,6 +572,10 @@ int fx_run(struct fx *f, uint64_t limit_ns)
 		if (t > f->now)
 			f->now = t;
 		fx_paths_event(f);
+		if (fx_resuming(f, &f->a))
+			fx_timers(f, &f->a);
+		if (fx_resuming(f, &f->b))
+			fx_timers(f, &f->b);
 		/* deliver due packets, oldest first */
 		for (;;) {
 			struct fx_pkt *best = NULL;
@@ -534,6 +583,7 @@ int fx_run(struct fx *f, uint64_t limit_ns)
 
 			for (i = 0; i < f->nqueued; i++)
 				if (f->q[i].at <= f->now &&
+				    fx_awake(f, f->q[i].dst) &&
 				    (!best || f->q[i].seq < best->seq))
 					best = &f->q[i];
 			if (!best)
@@ -549,12 +599,14 @@ int fx_run(struct fx *f, uint64_t limit_ns)
 			}
 			*best = f->q[--f->nqueued];
 		}
-		if (mrc_next_deadline(f->a.conn) <= f->now)
-			mrc_handle_timeout(f->a.conn, f->now);
-		if (mrc_next_deadline(f->b.conn) <= f->now)
-			mrc_handle_timeout(f->b.conn, f->now);
-		fx_poll(&f->a);
-		fx_poll(&f->b);
+		if (fx_awake(f, &f->a)) {
+			fx_timers(f, &f->a);
+			fx_poll(&f->a);
+		}
+		if (fx_awake(f, &f->b)) {
+			fx_timers(f, &f->b);
+			fx_poll(&f->b);
+		}
 	}
 	return f->a.failures || f->b.failures ? -1 : 0;
 }

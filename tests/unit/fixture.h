@@ -30,6 +30,16 @@ struct fx_net_cfg {
 	int kill_paths;		/* kill some (never all) paths mid-run */
 	int fifo_paths;		/* jitter never reorders within a path */
 	int all_opcodes;	/* messages of every opcode, not SEND/WRITE */
+	/*
+	 * Host stalls (a descheduled guest): each endpoint is frozen for
+	 * stall_ns once every stall_period_ns, B half a period after A.  A
+	 * frozen endpoint runs nothing: its timers wait, the packets that
+	 * reach it queue, its application neither posts nor polls.  When
+	 * it resumes its overdue timers run before it reads those packets,
+	 * the worst order (a guest's timer interrupt before its NIC's).
+	 */
+	uint64_t stall_ns;
+	uint64_t stall_period_ns;
 };
 
 struct fx_msg {
