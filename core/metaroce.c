@@ -87,12 +87,40 @@ static void mrc_progress(struct mrc_conn *c, u64 at)
 	c->give_up_expiries = 0;
 }
 
-/* A failed path answered: re-admit it (MR-FAIL-005) and count it. */
+/*
+ * A failed path answered: re-admit it (MR-FAIL-005) and count it.  Its
+ * window starts over, its RTT estimate stays: a failure says nothing about
+ * the round trip, and initial_rtt may be far below it (a path re-admitted
+ * with 100 us in a fabric of milliseconds timed out again at once).
+ */
 static void mrc_path_recover(struct mrc_conn *c, struct mrc_path *p)
 {
+	struct mrc_path rtt = *p;
+
 	mrc_mr_path_init(c, p);
+	if (rtt.has_rtt) {
+		p->srtt_ns = rtt.srtt_ns;
+		p->rttvar_ns = rtt.rttvar_ns;
+		p->latest_rtt_ns = rtt.latest_rtt_ns;
+		p->min_rtt_ns = rtt.min_rtt_ns;
+		p->has_rtt = 1;
+	}
 	p->st.recoveries++;
 	c->st.path_recoveries++;
+}
+
+/*
+ * The peer answered on p (an ACK echoing it, an acknowledgement of data
+ * last sent on it, a probe reply): it is not failing.
+ */
+static void mrc_path_alive(struct mrc_conn *c, struct mrc_path *p)
+{
+	p->pto_count = 0;
+	p->fail_ptos = 0;
+	p->pf = 0;
+	p->probe_out = 0;
+	if (p->state == MRC_PATH_FAILED)
+		mrc_path_recover(c, p);
 }
 
 /* num/den in Q10 (at most 1.0) with a 32-bit division only. */
@@ -109,27 +137,46 @@ static u32 mrc_ratio_q10(u64 num, u64 den)
 	return ((u32)num << 10) / (u32)den;
 }
 
-static int mrc_other_path_up(const struct mrc_conn *c, u32 path)
+/*
+ * The RTT estimate a path's timers use: its own or, before its first
+ * sample, that of the connection's sampled path with the largest srtt
+ * (MR-LOSS-006): the connection has measured the fabric, and initial_rtt
+ * may be many times below it.  initial_rtt while no path has a sample.
+ */
+static const struct mrc_path *mrc_rtt_of(const struct mrc_conn *c,
+					 const struct mrc_path *p)
 {
+	const struct mrc_path *r = p;
 	u32 i;
 
+	if (p->has_rtt)
+		return p;
 	for (i = 0; i < c->cfg.num_paths; i++)
-		if (i != path && c->path[i].state == MRC_PATH_UP)
-			return 1;
-	return 0;
+		if (c->path[i].has_rtt &&
+		    (!r->has_rtt || c->path[i].srtt_ns > r->srtt_ns))
+			r = &c->path[i];
+	return r;
 }
 
-/* RFC 9002 PTO, doubled per consecutive expiry (MR-LOSS-006). */
-static u64 mrc_pto(const struct mrc_conn *c, const struct mrc_path *p)
+/* RFC 9002 PTO without backoff (MR-LOSS-006). */
+static u64 mrc_pto_base(const struct mrc_conn *c, const struct mrc_path *p)
 {
-	u64 var = 4 * p->rttvar_ns;
-	u32 shift = p->pto_count;
+	const struct mrc_path *r = mrc_rtt_of(c, p);
+	u64 var = 4 * r->rttvar_ns;
 
 	if (var < c->cfg.granularity_ns)
 		var = c->cfg.granularity_ns;
+	return r->srtt_ns + var + c->cfg.max_ack_delay_ns;
+}
+
+/* The PTO, doubled per consecutive expiry (MR-LOSS-006). */
+static u64 mrc_pto(const struct mrc_conn *c, const struct mrc_path *p)
+{
+	u32 shift = p->pto_count;
+
 	if (shift > MRC_MAX_PTO_SHIFT)
 		shift = MRC_MAX_PTO_SHIFT;
-	return (p->srtt_ns + var + c->cfg.max_ack_delay_ns) << shift;
+	return mrc_pto_base(c, p) << shift;
 }
 
 /* RFC 6298 / 9002 smoothing in integer arithmetic (MR-PATH-004). */
@@ -292,24 +339,30 @@ void mrc_mr_path_down(struct mrc_conn *c, struct mrc_path *p, u64 now)
 /*
  * Weighted spraying (MR-PATH-005): round-robin over live paths that have
  * window room, so each path's share follows its cwnd/RTT.  avoid is
- * skipped if any other path qualifies (MR-LOSS-005).  When no path is up,
- * failed (not administratively down) paths are used one packet at a time,
- * which doubles as probing (MR-FAIL-004).
+ * skipped if any other path qualifies (MR-LOSS-005).  A suspect path
+ * (MR-FAIL-001) carries data only when every path that is up is one.
+ * When no path is up, failed (not administratively down) paths
+ * are used one packet at a time, which doubles as probing (MR-FAIL-004).
  */
 static int mrc_pick_path(struct mrc_conn *c, int avoid)
 {
 	u32 n = c->cfg.num_paths;
 	u32 i, pass;
-	int any_up = 0;
+	int any_up = 0, any_clean = 0;
 
+	for (i = 0; i < n; i++) {
+		if (c->path[i].state != MRC_PATH_UP)
+			continue;
+		any_up = 1;
+		any_clean |= !c->path[i].pf;
+	}
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < n; i++) {
 			u32 k = (c->rr + i) % n;
 			struct mrc_path *p = &c->path[k];
 
-			if (p->state != MRC_PATH_UP)
+			if (p->state != MRC_PATH_UP || (p->pf && any_clean))
 				continue;
-			any_up = 1;
 			if (p->in_flight >= mrc_cwnd_pkts(p))
 				continue;
 			if (pass == 0 && (int)k == avoid && n > 1)
@@ -572,8 +625,11 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 	return mrc_build_data(c, b, cap, psn, k, now);
 }
 
-/* Acknowledge one PSN (cumulatively or selectively). */
-static void mrc_ack_one(struct mrc_conn *c, u32 psn, u64 now)
+/*
+ * Acknowledge one PSN (cumulatively or selectively) with an ACK that
+ * echoes the timestamp of the transmission that triggered it.
+ */
+static void mrc_ack_one(struct mrc_conn *c, u32 psn, u32 echo_ts, u64 now)
 {
 	struct mrc_tx_pkt *t = mrc_txp(c, psn);
 	struct mrc_path *p = &c->path[t->path];
@@ -590,12 +646,22 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn, u64 now)
 		c->own_unacked--;
 	c->tlp_out = 0;
 	mrc_progress(c, now);		/* MR-FAIL-007 */
+	/*
+	 * A packet sent more than once, acknowledged by an ACK that a packet
+	 * sent before its latest copy triggered: an earlier copy is what got
+	 * through, so it says nothing about the latest one's path
+	 * (MR-LOSS-003).  An ACK of the original credited to the
+	 * retransmission's path made that path's earlier packets look lost,
+	 * and the path look alive.
+	 */
+	if (t->tx_count > 1 && mrc_seq_before(echo_ts, mrc_ts(t->sent_ns)))
+		return;
+	if (t->sent_ns + 1 > c->acked_sent_ns)
+		c->acked_sent_ns = t->sent_ns + 1;
 	if (!p->any_acked || mrc_seq_before(p->largest_acked_seq, t->path_seq))
 		p->largest_acked_seq = t->path_seq;
 	p->any_acked = 1;
-	p->pto_count = 0;
-	if (p->state == MRC_PATH_FAILED)
-		mrc_path_recover(c, p);	/* data got through: readmit */
+	mrc_path_alive(c, p);		/* data got through: readmit */
 	mrc_cc_ack(c, p);
 }
 
@@ -705,6 +771,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 	u32 nak_psn = mrc_get_be32(b + 28) & MRC_PSN_MASK;
 	u32 echo_path = b[32], syndrome = b[33], n = b[34], i;
 	u32 outstanding = mrc_psn_diff(c->snd_nxt, c->snd_una);
+	u32 echo_ts = mrc_get_be32(b + 20);
 
 	if (n > MR_MAX_SACK_RANGES || len != MR_ACK_LEN + n * MR_RANGE_LEN ||
 	    syndrome > MR_ACK_REM_OP) {
@@ -733,7 +800,8 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 		if (rtt > delay)
 			rtt -= delay;
 		mrc_rtt_sample(ep, rtt);
-		ep->pto_count = 0;
+		/* the echoed packet crossed ep and this ACK came back on it */
+		mrc_path_alive(c, ep);
 		ep->st.rx_packets++;
 		if (ce) {
 			ep->st.ecn_marks++;
@@ -744,7 +812,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 	}
 	if (!mrc_psn_before(cum, c->snd_una)) {
 		while (c->snd_una != cum) {
-			mrc_ack_one(c, c->snd_una, now);
+			mrc_ack_one(c, c->snd_una, echo_ts, now);
 			mrc_txp(c, c->snd_una)->state = MRC_TXP_FREE;
 			c->snd_una = mrc_psn_add(c->snd_una, 1);
 		}
@@ -760,7 +828,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 			continue;
 		for (psn = s; psn != e; psn = mrc_psn_add(psn, 1))
 			if (mrc_in_flight_psn(c, psn))
-				mrc_ack_one(c, psn, now);
+				mrc_ack_one(c, psn, echo_ts, now);
 	}
 	mrc_complete_sends(c);
 	if ((aflags & MR_ACK_F_DSACK) && syndrome == MR_ACK_OK)
@@ -1087,14 +1155,11 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 		if (echo >= c->cfg.num_paths)
 			break;
 		c->st.rx_ctrl++;
-		if (c->path[echo].state == MRC_PATH_FAILED) {
-			/* Re-admission (MR-FAIL-005). */
-			mrc_path_recover(c, &c->path[echo]);
-			mrc_rtt_sample(&c->path[echo],
-				       (u64)(u32)(mrc_ts(now) -
-						  mrc_get_be32(b + 20))
-				       << MRC_TS_SHIFT);
-		}
+		/* Re-admission (MR-FAIL-005), or the end of a suspicion. */
+		mrc_path_alive(c, &c->path[echo]);
+		mrc_rtt_sample(&c->path[echo],
+			       (u64)(u32)(mrc_ts(now) - mrc_get_be32(b + 20))
+			       << MRC_TS_SHIFT);
 		return 0;
 	}
 	c->st.rx_malformed++;
@@ -1149,10 +1214,8 @@ static void mrc_tlp_fire(struct mrc_conn *c, u64 now)
 		psn = mrc_psn_add(psn, MRC_PSN_MASK);	/* psn - 1 */
 		t = mrc_txp(c, psn);
 		if (t->state == MRC_TXP_INFLIGHT) {
-			/* A probe must not spend the last retry: the PTO may. */
-			if (t->retries >= c->cfg.retry_cnt)
-				return;
-			mrc_mark_lost(c, t, 0, 0, 1, now);
+			/* a probe, not a loss: not charged (MR-LOSS-009) */
+			mrc_mark_lost(c, t, 0, 0, 0, now);
 			t->tlp = 1;
 			c->st.tlp_probes++;
 			return;
@@ -1224,12 +1287,11 @@ static u64 mrc_give_up_deadline(const struct mrc_conn *c)
 	if (!c->own_unacked)
 		return MRC_U64_MAX;
 	for (i = 0; i < c->cfg.num_paths; i++) {
-		struct mrc_path p = c->path[i];
-		u64 floor;
-
+		u32 shift = c->cfg.path_fail_ptos < MRC_MAX_PTO_SHIFT ?
+			    c->cfg.path_fail_ptos : MRC_MAX_PTO_SHIFT;
 		/* the PTO without backoff, times 2^path_fail_ptos (capped) */
-		p.pto_count = c->cfg.path_fail_ptos;
-		floor = mrc_pto(c, &p);
+		u64 floor = mrc_pto_base(c, &c->path[i]) << shift;
+
 		if (floor > bound)
 			bound = floor;
 	}
@@ -1238,6 +1300,13 @@ static u64 mrc_give_up_deadline(const struct mrc_conn *c)
 	if (interval > MRC_U64_MAX - c->progress_ns)
 		return MRC_U64_MAX;
 	return c->progress_ns + interval;
+}
+
+/* The PROBE testing a suspect path is unanswered. */
+static int mrc_pf_probing(const struct mrc_path *p)
+{
+	return p->state == MRC_PATH_UP && p->pf && p->probe_out &&
+	       !p->in_flight;
 }
 
 u64 mrc_mr_deadline(const struct mrc_conn *c)
@@ -1261,15 +1330,100 @@ u64 mrc_mr_deadline(const struct mrc_conn *c)
 			if (d < t)
 				t = d;
 		}
-		if (p->state == MRC_PATH_FAILED && p->next_probe_ns < t)
+		if ((p->state == MRC_PATH_FAILED || mrc_pf_probing(p)) &&
+		    p->next_probe_ns < t)
 			t = p->next_probe_ns;
 	}
 	return t;
 }
 
+/*
+ * p timed out alone (an isolated PTO, or the PROBE of a suspect path went
+ * unanswered while the peer answered the rest): one more towards its
+ * failure (MR-FAIL-001).  Until then it is suspect (after RFC 7829, SCTP's
+ * potentially failed state): it carries no data while a path that is not
+ * suspect is up, and a PROBE tests it once per PTO, so a path that stopped
+ * answering costs the connection its probes, not a window of data parked
+ * on it.  Any answer on it ends the suspicion (mrc_path_alive).
+ */
+static void mrc_path_timed_out(struct mrc_conn *c, struct mrc_path *p,
+			       u64 now)
+{
+	if (p->state != MRC_PATH_UP)
+		return;
+	if (++p->fail_ptos >= c->cfg.path_fail_ptos) {
+		p->state = MRC_PATH_FAILED;
+		p->pf = 0;
+		p->probe_out = 0;
+		p->next_probe_ns = now;
+		p->st.failures++;
+		c->st.path_failures++;
+		return;
+	}
+	p->pf = 1;
+	p->probe_due = 1;
+	p->probe_out = 1;
+	p->probe_sent_ns = now;
+	p->next_probe_ns = now + mrc_pto(c, p);
+}
+
+/*
+ * p's PTO expired (MR-LOSS-006/007).  Isolated, when the peer has since
+ * acknowledged a packet sent at or after p's latest transmission (after a
+ * first expiry: after p's oldest packet in flight): p alone is silent,
+ * everything in flight on it is lost and goes elsewhere, p's window
+ * collapses (MR-CC-003) and p is suspect.  Otherwise the whole connection
+ * is silent (a slow or stalled peer or host, or every path down): which
+ * path to blame is unknown and resending a window helps nothing, so only
+ * the oldest packet on p is resent, as a probe, and no window or failure
+ * count is touched.  (A guest that runs its late timers before the ACKs
+ * queued for it used to declare every path's window lost, and every path
+ * failed, after each stall.)  Either way the PTO backs off, and the losses
+ * are not charged to retry_cnt (MR-LOSS-009): the give-up bound
+ * (MR-FAIL-007) ends a silence that lasts.
+ */
+static void mrc_pto_expired(struct mrc_conn *c, struct mrc_path *p, u64 now)
+{
+	u64 since = p->last_send_ns;
+	struct mrc_tx_pkt *oldest = NULL;
+	int isolated;
+	u32 psn;
+
+	for (psn = c->snd_una; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
+		struct mrc_tx_pkt *t = mrc_txp(c, psn);
+
+		if (t->state == MRC_TXP_INFLIGHT && &c->path[t->path] == p &&
+		    (!oldest || t->sent_ns < oldest->sent_ns))
+			oldest = t;
+	}
+	/*
+	 * After an expiry that blamed nobody, p may have taken new data
+	 * (the probe's ACK let the window move): its silent packets are the
+	 * old ones.
+	 */
+	if (p->pto_count && oldest)
+		since = oldest->sent_ns;
+	isolated = c->acked_sent_ns > since;
+	p->st.ptos++;
+	p->pto_count++;
+	if (!isolated) {
+		if (oldest)
+			mrc_mark_lost(c, oldest, 0, 0, 0, now);
+		return;
+	}
+	for (psn = c->snd_una; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
+		struct mrc_tx_pkt *t = mrc_txp(c, psn);
+
+		if (t->state == MRC_TXP_INFLIGHT && &c->path[t->path] == p)
+			mrc_mark_lost(c, t, 0, 1, 0, now);
+	}
+	p->cwnd_q = 1u << MRC_CWND_SHIFT;
+	mrc_path_timed_out(c, p, now);
+}
+
 void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 {
-	u32 i, psn;
+	u32 i;
 
 	if (c->ack_pending && c->ack_deadline_ns <= now)
 		c->ack_now = 1;
@@ -1303,37 +1457,34 @@ void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 	for (i = 0; i < c->cfg.num_paths; i++) {
 		struct mrc_path *p = &c->path[i];
 
-		if (p->in_flight && p->last_send_ns + mrc_pto(c, p) <= now) {
+		if (p->in_flight && p->last_send_ns + mrc_pto(c, p) <= now)
+			mrc_pto_expired(c, p, now);
+		else if (mrc_pf_probing(p) && p->next_probe_ns <= now) {
 			/*
-			 * PTO (MR-LOSS-006/007): all on p presumed lost, charged
-			 * to p rather than to retry_cnt while another path is
-			 * up (MR-FAIL-006).
+			 * The probe of a suspect path went unanswered.  While
+			 * the peer acknowledged what was sent after it, or
+			 * everything, the silence is the path's; otherwise
+			 * the whole connection is silent: probe again, later.
 			 */
-			int charge = !mrc_other_path_up(c, i);
-
-			for (psn = c->snd_una; psn != c->snd_nxt;
-			     psn = mrc_psn_add(psn, 1)) {
-				struct mrc_tx_pkt *t = mrc_txp(c, psn);
-
-				if (t->state == MRC_TXP_INFLIGHT &&
-				    t->path == i)
-					mrc_mark_lost(c, t, 0, 1, charge, now);
-			}
 			p->st.ptos++;
 			p->pto_count++;
-			p->cwnd_q = 1u << MRC_CWND_SHIFT;
-			if (p->state == MRC_PATH_UP &&
-			    p->pto_count >= c->cfg.path_fail_ptos) {
-				/* Path failure (MR-FAIL-001). */
-				p->state = MRC_PATH_FAILED;
-				p->next_probe_ns = now;
-				p->st.failures++;
-				c->st.path_failures++;
+			if (c->acked_sent_ns > p->probe_sent_ns ||
+			    c->snd_una == c->snd_nxt) {
+				mrc_path_timed_out(c, p, now);
+			} else {
+				p->probe_due = 1;
+				p->probe_sent_ns = now;
+				p->next_probe_ns = now + mrc_pto(c, p);
 			}
 		}
 		if (p->state == MRC_PATH_FAILED && p->next_probe_ns <= now) {
+			u64 every = mrc_pto_base(c, p);
+
+			/* no faster than it could answer (MR-FAIL-002) */
+			if (every < c->cfg.probe_interval_ns)
+				every = c->cfg.probe_interval_ns;
 			p->probe_due = 1;
-			p->next_probe_ns = now + c->cfg.probe_interval_ns;
+			p->next_probe_ns = now + every;
 		}
 	}
 }

@@ -167,13 +167,15 @@ struct mrc_path {
 	u64 latest_rtt_ns;
 	u64 last_send_ns;	/* PTO is armed from the latest send */
 	u64 recovery_start_ns;	/* one window reduction per round trip */
-	u64 next_probe_ns;	/* FAILED: next probe transmission */
+	u64 next_probe_ns;	/* FAILED: next probe; pf: probe timeout */
+	u64 probe_sent_ns;	/* latest PROBE sent on the path */
 	u32 cwnd_q;		/* Q10 packets */
 	u32 ssthresh;		/* packets */
 	u32 in_flight;		/* packets INFLIGHT on this path */
 	u32 next_seq;		/* path_seq of the next transmission */
 	u32 largest_acked_seq;
-	u32 pto_count;		/* consecutive PTOs without an ACK */
+	u32 pto_count;		/* consecutive PTOs without an ACK: backoff */
+	u32 fail_ptos;		/* of which isolated ones (MR-FAIL-001) */
 	u64 min_rtt_ns;		/* smallest RTT sample (MR-CC-006) */
 	u64 delay_dec_ns;	/* no delay decrease before this time */
 	u64 ecn_wnd_end_ns;	/* end of the current ECN observation window */
@@ -186,6 +188,8 @@ struct mrc_path {
 	u8 has_rtt;
 	u8 state;		/* enum mrc_path_state */
 	u8 probe_due;
+	u8 pf;			/* suspect (potentially failed): probed, no data */
+	u8 probe_out;		/* pf: a PROBE is unanswered, due next_probe_ns */
 	struct mrc_path_stats st;
 };
 
@@ -220,6 +224,13 @@ struct mrc_conn {
 	u64 rnr_until_ns;	/* no data before this time */
 	u64 gbn_timer_ns;	/* ROCEV2: retransmission deadline */
 	u64 last_send_ns;	/* latest data transmission, any path */
+	/*
+	 * 1 + the latest transmission time of a packet the peer acknowledged
+	 * (0: none): what was sent before it has been answered, on some
+	 * path.  A path that times out on packets sent before it is alone in
+	 * its silence (MR-LOSS-007).
+	 */
+	u64 acked_sent_ns;
 	u8 last_send_path;
 	u8 tlp_out;		/* a tail loss probe is unanswered */
 	/*

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <metaroce/wire.h>
 #include "fuzz_world.h"
 
 static const char *out_dir;
@@ -62,20 +63,33 @@ static void tap(struct fw_world *w, const struct fw_pkt *p)
 
 static struct fw_world world;
 
-/* Follow the timers until t, delivering nothing: every path goes dark. */
-static void blackout(struct fw_world *w, uint64_t t)
+/*
+ * Follow the timers until t, losing everything on path dark and delivering
+ * the rest: the path times out, is suspected, fails and is probed.  Then it
+ * heals, and runs on until a probe of it was answered.
+ */
+static void path_dark(struct fw_world *w, unsigned int dark, uint64_t t)
 {
-	while (w->now < t) {
+	unsigned int i, steps;
+
+	for (steps = 0; steps < 100000; steps++) {
 		uint64_t d = mrc_next_deadline(w->a.conn);
 		uint64_t db = mrc_next_deadline(w->b.conn);
 
+		if (w->now >= t && seen[0][MR_OPC_PROBE_REPLY][0])
+			break;
 		d = db < d ? db : d;
-		if (d == UINT64_MAX || d > t)
-			d = t;
+		if (d == UINT64_MAX || (w->now < t && d > t))
+			d = w->now < t ? t : w->now + 1000;
 		fw_advance(w, d > w->now ? d - w->now : 1000);
 		fw_pump(w);
-		while (w->nq)
-			fw_drop(w, 0);
+		for (i = 0; w->nq; ) {
+			if (w->now < t && fw_queued(w, i)->path == dark)
+				fw_drop(w, i);
+			else
+				fw_deliver(w, i);
+			fw_pump(w);
+		}
 	}
 }
 
@@ -106,9 +120,9 @@ static void packet_seeds(unsigned int mode)
 		fw_post_recv(&w->b);
 	}
 	fw_pump(w);
-	/* MetaRoCE: paths time out, fail and are probed (PROBE, REPLY) */
+	/* MetaRoCE: a path times out, fails and is probed (PROBE, REPLY) */
 	if (!mode)
-		blackout(w, w->now + 5 * w->cfg.probe_interval_ns);
+		path_dark(w, 1, w->now + 5 * w->cfg.probe_interval_ns);
 	fw_finish(w, 20000);
 }
 
