@@ -62,7 +62,7 @@ void mrc_mr_path_init(struct mrc_conn *c, struct mrc_path *p)
 	 */
 	u32 in_flight = p->in_flight, next_seq = p->next_seq;
 	u32 largest_acked_seq = p->largest_acked_seq;
-	u64 last_send_ns = p->last_send_ns;
+	u64 last_send_ns = p->last_send_ns, acked_sent_ns = p->acked_sent_ns;
 	u8 any_acked = p->any_acked;
 
 	memset(p, 0, sizeof(*p));
@@ -72,6 +72,7 @@ void mrc_mr_path_init(struct mrc_conn *c, struct mrc_path *p)
 	p->largest_acked_seq = largest_acked_seq;
 	p->any_acked = any_acked;
 	p->last_send_ns = last_send_ns;
+	p->acked_sent_ns = acked_sent_ns;
 	p->srtt_ns = c->cfg.initial_rtt_ns;
 	p->rttvar_ns = c->cfg.initial_rtt_ns / 2;
 	p->cwnd_q = c->cfg.init_cwnd << MRC_CWND_SHIFT;
@@ -338,13 +339,17 @@ void mrc_mr_path_down(struct mrc_conn *c, struct mrc_path *p, u64 now)
 
 /*
  * Weighted spraying (MR-PATH-005): round-robin over live paths that have
- * window room, so each path's share follows its cwnd/RTT.  avoid is
- * skipped if any other path qualifies (MR-LOSS-005).  A suspect path
- * (MR-FAIL-001) carries data only when every path that is up is one.
- * When no path is up, failed (not administratively down) paths
- * are used one packet at a time, which doubles as probing (MR-FAIL-004).
+ * window room, so each path's share follows its cwnd/RTT.  A
+ * retransmission (avoid >= 0, the path its packet was lost on, sent at
+ * lost_sent) goes where a packet sent since has been delivered if it can,
+ * else on any path but avoid, else on avoid (MR-LOSS-005): a path that
+ * shares the dead path's fate (its plane) has delivered nothing since.  A
+ * suspect path (MR-FAIL-001) carries data only when every path that is
+ * up is one.  When no path is up, failed (not administratively down)
+ * paths are used one packet at a time, which doubles as probing
+ * (MR-FAIL-004).
  */
-static int mrc_pick_path(struct mrc_conn *c, int avoid)
+static int mrc_pick_path(struct mrc_conn *c, int avoid, u64 lost_sent)
 {
 	u32 n = c->cfg.num_paths;
 	u32 i, pass;
@@ -356,7 +361,7 @@ static int mrc_pick_path(struct mrc_conn *c, int avoid)
 		any_up = 1;
 		any_clean |= !c->path[i].pf;
 	}
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = avoid < 0 ? 2 : 0; pass < 3; pass++) {
 		for (i = 0; i < n; i++) {
 			u32 k = (c->rr + i) % n;
 			struct mrc_path *p = &c->path[k];
@@ -365,7 +370,9 @@ static int mrc_pick_path(struct mrc_conn *c, int avoid)
 				continue;
 			if (p->in_flight >= mrc_cwnd_pkts(p))
 				continue;
-			if (pass == 0 && (int)k == avoid && n > 1)
+			if (pass < 2 && (int)k == avoid && n > 1)
+				continue;
+			if (pass == 0 && p->acked_sent_ns <= lost_sent)
 				continue;
 			c->rr = k + 1;
 			return k;
@@ -598,7 +605,7 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 					      MRC_WC_WR_FLUSH_ERR);
 				return 0;
 			}
-			k = mrc_pick_path(c, t->path);
+			k = mrc_pick_path(c, t->path, t->sent_ns);
 			if (k < 0)
 				return 0;
 			*path = k;
@@ -612,7 +619,7 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 	if (c->sq_pkt == c->sq_tail ||
 	    mrc_psn_diff(c->snd_nxt, c->snd_una) >= c->cfg.window)
 		return 0;
-	k = mrc_pick_path(c, -1);
+	k = mrc_pick_path(c, -1, 0);
 	if (k < 0)
 		return 0;
 	if (mrc_packetize(c, &psn))
@@ -658,6 +665,8 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn, u32 echo_ts, u64 now)
 		return;
 	if (t->sent_ns + 1 > c->acked_sent_ns)
 		c->acked_sent_ns = t->sent_ns + 1;
+	if (t->sent_ns + 1 > p->acked_sent_ns)
+		p->acked_sent_ns = t->sent_ns + 1;
 	if (!p->any_acked || mrc_seq_before(p->largest_acked_seq, t->path_seq))
 		p->largest_acked_seq = t->path_seq;
 	p->any_acked = 1;

@@ -1593,6 +1593,49 @@ static void isolated_pto_collapses_the_window(void **state)
 }
 
 /*
+ * covers: MR-LOSS-005
+ * Paths 1 and 3 share a plane that went dark; 0 and 2 deliver.  When
+ * path 1 times out, its packets go where something sent since has been
+ * delivered, never to path 3, which has delivered nothing since and would
+ * lose them again (a dead plane's paths passed retransmissions among
+ * themselves for PTOs before all of them were suspect).
+ */
+static void retransmission_goes_where_delivery_was_seen(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	struct pkt d[12], p;
+	unsigned int i, n = 0, resent = 0;
+	struct fx *f;
+
+	(void)state;
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 12 * FX_MTU);
+	post(f);
+	while ((p = take(f, &f->a)).len) {	/* 1 us apart */
+		d[n++] = p;
+		f->now += 1000;
+	}
+	assert_int_equal(n, 12);
+	assert_int_equal(d[11].path, 3);	/* path 3 sent last */
+	f->now = 20000;
+	for (i = 0; i < n; i++)
+		if (d[i].path == 0 || d[i].path == 2)
+			deliver_and_ack(f, &f->a, &f->b, &d[i]);
+	while (pstats(&f->a, 1).ptos == 0)
+		fire(f, &f->a);
+	assert_int_equal(pstats(&f->a, 3).ptos, 0);	/* not suspect yet */
+	while ((p = take(f, &f->a)).len) {
+		if (p.b[1] == MR_OPC_PROBE)
+			continue;
+		assert_true(p.b[2] & MR_FLAG_RETX);
+		assert_true(p.path == 0 || p.path == 2);
+		resent++;
+	}
+	assert_true(resent >= 2);
+	pair_free(f);
+}
+
+/*
  * covers: MR-FAIL-005
  * Path 0 was declared failed while its first data packet was only late.
  * When that packet arrives after all, B's answer echoes path 0 and comes
@@ -1821,6 +1864,7 @@ int main(void)
 		cmocka_unit_test(stalled_host_resends_a_packet_per_path_not_a_window),
 		cmocka_unit_test(silent_path_takes_no_data_after_its_timeout),
 		cmocka_unit_test(isolated_pto_collapses_the_window),
+		cmocka_unit_test(retransmission_goes_where_delivery_was_seen),
 		cmocka_unit_test(late_ack_readmits_a_failed_path_with_its_rtt),
 		cmocka_unit_test(unsampled_path_pto_follows_the_measured_rtt),
 		cmocka_unit_test(slow_peer_spends_no_retries),
