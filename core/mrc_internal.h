@@ -170,6 +170,8 @@ struct mrc_path {
 	u64 next_probe_ns;	/* FAILED: next probe; pf: probe timeout */
 	u64 probe_sent_ns;	/* latest PROBE sent on the path */
 	u64 acked_sent_ns;	/* as mrc_conn's, of packets sent on the path */
+	u64 ack_sample_sent_ns;	/* the ACK in hand: its RTT sample's send + 1 */
+	u64 sampled_ns;		/* time of the latest RTT sample */
 	u32 cwnd_q;		/* Q10 packets */
 	u32 ssthresh;		/* packets */
 	u32 in_flight;		/* packets INFLIGHT on this path */
