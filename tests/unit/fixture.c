@@ -341,7 +341,8 @@ static void fx_send(struct fx *f, struct fx_ep *src, const uint8_t *p,
 	fx_hash(f, p, len, path);
 	if (f->tap)
 		f->tap(f, src, p, len, path);
-	if (f->path_dead_mask & (1ull << path))
+	if ((f->path_dead_mask | f->egress_dead_mask[src->id]) &
+	    (1ull << path))
 		return;
 	if (fx_below(&f->rng, 1000000) < f->net.loss_ppm)
 		return;
@@ -385,6 +386,10 @@ void fx_post(struct fx *f, struct fx_ep *e)
 			.swap = m->swap,
 		};
 
+		if (e->pingpong && (e->tx_done < e->posted ||
+				    e->recv_done + (e->pingpong == FX_PING) <=
+				    e->posted))
+			break;
 		if (mrc_post_send(e->conn, &wr, f->now))
 			break;
 		e->posted++;
@@ -602,10 +607,14 @@ int fx_run(struct fx *f, uint64_t limit_ns)
 		if (fx_awake(f, &f->a)) {
 			fx_timers(f, &f->a);
 			fx_poll(&f->a);
+			if (f->a.nstatus_err && !f->a.err_at_ns)
+				f->a.err_at_ns = f->now;
 		}
 		if (fx_awake(f, &f->b)) {
 			fx_timers(f, &f->b);
 			fx_poll(&f->b);
+			if (f->b.nstatus_err && !f->b.err_at_ns)
+				f->b.err_at_ns = f->now;
 		}
 	}
 	return f->a.failures || f->b.failures ? -1 : 0;

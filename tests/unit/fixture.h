@@ -42,6 +42,8 @@ struct fx_net_cfg {
 	uint64_t stall_period_ns;
 };
 
+enum { FX_PING = 1, FX_PONG };
+
 struct fx_msg {
 	uint32_t opcode;
 	uint32_t len;
@@ -72,6 +74,13 @@ struct fx_ep {
 	uint64_t amem[FX_MAX_MSGS];
 	unsigned int aexec[FX_MAX_MSGS];
 	unsigned int recv_window;	/* receives kept posted ahead */
+	/*
+	 * ibv_rc_pingpong's loop: message i is posted only once i messages
+	 * of ours completed and i (FX_PING, the client) or i + 1 (FX_PONG,
+	 * the server) of the peer's arrived.  0: everything at once.
+	 */
+	int pingpong;
+	uint64_t err_at_ns;	/* fx_run: time of the first error status */
 	int failures;		/* assertion-style failures recorded */
 	int nstatus_err;	/* completions with an error status */
 	uint8_t first_err_status;
@@ -86,6 +95,8 @@ struct fx {
 	uint64_t trace_hash;
 	uint64_t pkts_sent, corrupted_delivered, corrupt_rejected;
 	uint64_t path_dead_mask;	/* bit per path: drops everything */
+	/* per endpoint id, bit per path: drops what that endpoint sends */
+	uint64_t egress_dead_mask[2];
 	uint64_t kill_at_ns, revive_at_ns;
 	uint64_t kill_mask;	/* nonzero: paths killed at kill_at_ns */
 	uint64_t last_at[2][MRC_MAX_PATHS];
