@@ -520,8 +520,12 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 	if (c->ack_syndrome != MR_ACK_OK)
 		c->ack_flags &= ~MR_ACK_F_DSACK;
 	b[35] = c->ack_flags;
-	/* SACK ranges of what arrived above the cumulative point. */
-	while (n < MR_MAX_SACK_RANGES && mrc_psn_before(psn, c->rcv_high)) {
+	/*
+	 * SACK ranges of what arrived above the cumulative point, lowest
+	 * first; if they do not all fit, the last one is the highest
+	 * (MR-LOSS-001).
+	 */
+	while (n < MR_MAX_SACK_RANGES - 1 && mrc_psn_before(psn, c->rcv_high)) {
 		u32 start;
 
 		while (mrc_psn_before(psn, c->rcv_high) && !mrc_rx_test(c, psn))
@@ -533,6 +537,17 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 			psn = mrc_psn_add(psn, 1);
 		mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN, start);
 		mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN + 4, psn);
+		n++;
+	}
+	if (mrc_psn_before(psn, c->rcv_high)) {
+		/* rcv_high - 1 arrived: it ends the highest range */
+		u32 start = mrc_psn_add(c->rcv_high, MRC_PSN_MASK);
+
+		while (mrc_psn_before(psn, start) &&
+		       mrc_rx_test(c, mrc_psn_add(start, MRC_PSN_MASK)))
+			start = mrc_psn_add(start, MRC_PSN_MASK);
+		mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN, start);
+		mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN + 4, c->rcv_high);
 		n++;
 	}
 	b[34] = n;
@@ -697,6 +712,10 @@ static void mrc_detect_lost(struct mrc_conn *c, u64 now)
 		if (t->state != MRC_TXP_INFLIGHT || !p->any_acked ||
 		    !mrc_seq_before(t->path_seq, p->largest_acked_seq))
 			continue;
+		/* the peer may hold it: its ACK had no room to say (MR-LOSS-001) */
+		if (c->sack_capped && !mrc_psn_before(psn, c->sack_gap_start) &&
+		    mrc_psn_before(psn, c->sack_gap_end))
+			continue;
 		rtt = p->srtt_ns > p->latest_rtt_ns ? p->srtt_ns :
 						      p->latest_rtt_ns;
 		/* reo_wnd widens on D-SACK (MR-LOSS-011) */
@@ -812,6 +831,38 @@ static void mrc_ack_rtt_samples(struct mrc_conn *c, u32 echo_path, u64 delay,
 	}
 }
 
+/*
+ * An ACK with MR_MAX_SACK_RANGES ranges may leave out what the peer holds
+ * between its last two (MR-LOSS-001): RACK does not judge the packets
+ * there (MR-LOSS-003/004) until an ACK reports that span in full, one
+ * whose ranges were not capped and reach past it.  ACKs cross on the
+ * paths: an older, uncapped one that arrives later does not.  (A plane
+ * that lost every packet of one endpoint left a hole every 4 PSNs: 16
+ * ranges covered 48 of a 128-packet window, and RACK declared the
+ * packets above them lost, charged, each time a retransmission above
+ * them on the same path was acknowledged.)
+ */
+static void mrc_sack_gap(struct mrc_conn *c, const u8 *b, u32 cum, u32 n)
+{
+	u32 top = n ? mrc_get_be32(b + MR_ACK_LEN + (n - 1) * MR_RANGE_LEN +
+				   4) & MRC_PSN_MASK : cum;
+
+	if (n == MR_MAX_SACK_RANGES) {
+		if (c->sack_capped && mrc_psn_before(top, c->sack_top))
+			return;		/* older than the gap we know */
+		c->sack_capped = 1;
+		c->sack_top = top;
+		c->sack_gap_start = mrc_get_be32(b + MR_ACK_LEN +
+						 (n - 2) * MR_RANGE_LEN + 4) &
+				    MRC_PSN_MASK;
+		c->sack_gap_end = mrc_get_be32(b + MR_ACK_LEN +
+					       (n - 1) * MR_RANGE_LEN) &
+				  MRC_PSN_MASK;
+	} else if (c->sack_capped && !mrc_psn_before(top, c->sack_gap_end)) {
+		c->sack_capped = 0;
+	}
+}
+
 static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 			unsigned int path, u64 now)
 {
@@ -866,6 +917,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 			c->snd_una = mrc_psn_add(c->snd_una, 1);
 		}
 	}
+	mrc_sack_gap(c, b, cum, n);
 	for (i = 0; i < n; i++) {
 		u32 s = mrc_get_be32(b + MR_ACK_LEN + i * MR_RANGE_LEN);
 		u32 e = mrc_get_be32(b + MR_ACK_LEN + i * MR_RANGE_LEN + 4);

@@ -224,6 +224,18 @@ struct mrc_conn {
 	u32 gbn_read_retry_psn;	/* ROCEV2: READ re-issued from this PSN */
 	u8 gbn_read_retry;	/* gbn_read_retry_psn is valid */
 	u64 loss_time_ns;	/* earliest time-threshold loss, or U64_MAX */
+	/*
+	 * sack_capped: the newest ACK with MR_MAX_SACK_RANGES ranges, all
+	 * but the last lowest first and the last the highest, ending at
+	 * sack_top, may have left out what the peer holds from the end of
+	 * the one before the last (sack_gap_start) to the start of the last
+	 * (sack_gap_end), and no ACK has reported that span since
+	 * (MR-LOSS-001).
+	 */
+	u32 sack_gap_start;
+	u32 sack_gap_end;
+	u32 sack_top;
+	u8 sack_capped;
 	u64 rnr_until_ns;	/* no data before this time */
 	u64 gbn_timer_ns;	/* ROCEV2: retransmission deadline */
 	u64 last_send_ns;	/* latest data transmission, any path */

@@ -1241,6 +1241,72 @@ static void dead_peer_fails_after_the_give_up_bound(void **state)
 }
 
 /*
+ * covers: MR-FAIL-007 MR-LOSS-009
+ * ibv_rc_pingpong's client (A) loses everything it sends on every path
+ * while what the server sends still reaches it (netem loss 100% on the
+ * egress of each of its links).  Neither side sees its packets
+ * acknowledged again: each ends with IBV_WC_RETRY_EXC_ERR within its
+ * give-up bound, (retry_cnt + 1) local ACK timeouts after its last
+ * progress, however much the client keeps receiving meanwhile.
+ */
+/*
+ * covers: MR-FAIL-001 MR-FAIL-006 MR-LOSS-001 MR-LOSS-003 MR-LOSS-009
+ * A's packets on path 2 are lost from early in a transfer of every
+ * opcode both ways (netem loss 100% on one link's egress), B's still
+ * arrive.  Every transfer completes without an error and path 2 is
+ * declared failed.  (Every fourth PSN of A's missing, B's 16 SACK
+ * ranges, lowest first, reported 48 PSNs of a window of 128: A learnt
+ * nothing of what arrived above them, RACK declared it lost whenever a
+ * retransmission on the same path was acknowledged, and path 2 never
+ * timed out alone, as nothing sent after its latest packet was
+ * acknowledged.  With seed 31 A gave up with IBV_WC_RETRY_EXC_ERR after
+ * 537 ms without progress, and path 2 was never declared failed.)
+ */
+static void one_way_plane_cut_fails_the_path_not_the_qp(void **state)
+{
+	uint64_t seed;
+
+	(void)state;
+	for (seed = 1; seed <= 40; seed++) {
+		struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+		struct fx_net_cfg net = { 0 };
+		struct fx *f = calloc(1, sizeof(*f));
+		uint64_t cut;
+		unsigned int i;
+		struct pkt p;
+
+		assert_non_null(f);
+		cfg.retry_cnt = 7;
+		cfg.rto_ns = 4096ull << 14;
+		net.base_delay_ns = 500000;
+		net.all_opcodes = 1;
+		fx_init(f, &cfg, &net, seed, 250, 250);
+		/* receives stay posted: no RNR NAK to lose */
+		f->a.recv_window = f->b.recv_window = FX_MAX_MSGS;
+		cut = 3 * net.base_delay_ns;
+		assert_int_equal(fx_run(f, cut), -2);
+		f->egress_dead_mask[0] = 1u << 2;
+		assert_int_equal(fx_run(f, cut + 10ull * 1000000000), 0);
+		assert_int_equal(fx_verify(f), 0);
+		assert_int_equal(f->a.nstatus_err + f->b.nstatus_err, 0);
+		/* what is left of path 2's failure: its probes time out */
+		for (i = 0; i < 100 &&
+		     pstats(&f->a, 2).state != MRC_PATH_FAILED; i++) {
+			fire(f, &f->a);
+			while ((p = take(f, &f->a)).len)
+				if (p.path != 2)
+					assert_true(give(f, &f->b, &p) >= 0);
+			while ((p = take(f, &f->b)).len)
+				assert_true(give(f, &f->a, &p) >= 0);
+		}
+		assert_int_equal(pstats(&f->a, 2).state, MRC_PATH_FAILED);
+		assert_int_equal(cstats(&f->a).path_failures, 1);
+		assert_int_equal(cstats(&f->a).in_error, 0);
+		pair_free(f);
+	}
+}
+
+/*
  * covers: MR-FAIL-007
  * A short local ACK timeout does not undercut 2^path_fail_ptos PTOs of
  * the slowest path: a slow path is not a dead peer.
@@ -1932,6 +1998,7 @@ int main(void)
 		cmocka_unit_test(deadlines_in_the_past_and_stale_timeouts),
 		cmocka_unit_test(dead_peer_fails_after_the_give_up_bound),
 		cmocka_unit_test(give_up_bound_has_a_pto_floor),
+		cmocka_unit_test(one_way_plane_cut_fails_the_path_not_the_qp),
 		cmocka_unit_test(stalled_caller_does_not_give_up_on_a_live_peer),
 		cmocka_unit_test(rnr_wait_longer_than_the_bound_is_not_a_dead_peer),
 		cmocka_unit_test(rtr_responder_waits_for_slow_acks_of_its_responses),
