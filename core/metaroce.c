@@ -652,7 +652,8 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
  * Acknowledge one PSN (cumulatively or selectively) with an ACK that
  * echoes the timestamp of the transmission that triggered it.
  */
-static void mrc_ack_one(struct mrc_conn *c, u32 psn, u32 echo_ts, u64 now)
+static void mrc_ack_one(struct mrc_conn *c, u32 psn, u32 echo_path,
+			u32 echo_ts, u64 now)
 {
 	struct mrc_tx_pkt *t = mrc_txp(c, psn);
 	struct mrc_path *p = &c->path[t->path];
@@ -670,14 +671,16 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn, u32 echo_ts, u64 now)
 	c->tlp_out = 0;
 	mrc_progress(c, now);		/* MR-FAIL-007 */
 	/*
-	 * A packet sent more than once, acknowledged by an ACK that a packet
-	 * sent before its latest copy triggered: an earlier copy is what got
-	 * through, so it says nothing about the latest one's path
-	 * (MR-LOSS-003).  An ACK of the original credited to the
-	 * retransmission's path made that path's earlier packets look lost,
-	 * and the path look alive.
+	 * A packet sent more than once, acknowledged by an ACK that its
+	 * latest copy did not trigger: any copy may be what got through, so
+	 * it says nothing about the latest one's path (MR-LOSS-003).  An ACK
+	 * of the original credited to the retransmission's path made that
+	 * path's earlier packets look lost, and the path look alive: a plane
+	 * that carried nothing of ours any more was kept out of failure, and
+	 * its real losses were charged to retry_cnt.
 	 */
-	if (t->tx_count > 1 && mrc_seq_before(echo_ts, mrc_ts(t->sent_ns)))
+	if (t->tx_count > 1 &&
+	    (echo_path != t->path || echo_ts != mrc_ts(t->sent_ns)))
 		return;
 	if (t->sent_ns + 1 > c->acked_sent_ns)
 		c->acked_sent_ns = t->sent_ns + 1;
@@ -912,7 +915,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 	}
 	if (!mrc_psn_before(cum, c->snd_una)) {
 		while (c->snd_una != cum) {
-			mrc_ack_one(c, c->snd_una, echo_ts, now);
+			mrc_ack_one(c, c->snd_una, echo_path, echo_ts, now);
 			mrc_txp(c, c->snd_una)->state = MRC_TXP_FREE;
 			c->snd_una = mrc_psn_add(c->snd_una, 1);
 		}
@@ -929,7 +932,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 			continue;
 		for (psn = s; psn != e; psn = mrc_psn_add(psn, 1))
 			if (mrc_in_flight_psn(c, psn))
-				mrc_ack_one(c, psn, echo_ts, now);
+				mrc_ack_one(c, psn, echo_path, echo_ts, now);
 	}
 	mrc_ack_rtt_samples(c, echo_path, delay, now);
 	mrc_complete_sends(c);

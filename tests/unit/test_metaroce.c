@@ -1702,6 +1702,79 @@ static void retransmission_goes_where_delivery_was_seen(void **state)
 }
 
 /*
+ * covers: MR-LOSS-003 MR-LOSS-009
+ * A's packets on path 1 are lost.  P, on path 0, is late: the tail
+ * probe resends it on path 1, where that copy is lost too; then P and a
+ * later packet R arrive, and B's ACK, triggered by R, acknowledges P.
+ * That says nothing about P's copy on path 1 (the original got through):
+ * Q, lost on path 1 before it, is no loss RACK can see, and costs no
+ * retry, so even retry_cnt 0 completes.  (Credited to path 1, the ACK
+ * made Q lost by the time threshold, charged, and the QP failed with
+ * IBV_WC_RETRY_EXC_ERR; in a guest whose one link dropped what it sent,
+ * such credits also kept that plane's paths from being declared failed.)
+ */
+static void ack_of_an_original_says_nothing_of_its_copy(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct pkt w[2], x, q, pp, copy, r, a;
+	struct fx *f;
+	int i;
+
+	(void)state;
+	cfg.retry_cnt = 0;		/* a charged loss is fatal */
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 2 * FX_MTU);	/* samples both */
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 3 * FX_MTU);	/* X, Q and P */
+	add_msg(&f->a, MRC_OP_SEND, 10);		/* R, posted later */
+	fx_prepare(f);
+	f->a.nmsgs = 2;
+	fx_post(f, &f->a);
+	fx_post(f, &f->b);
+	w[0] = take(f, &f->a);
+	w[1] = take(f, &f->a);
+	f->now += 100000;
+	for (i = 0; i < 2; i++)
+		deliver_and_ack(f, &f->a, &f->b, &w[i]);
+	x = take(f, &f->a);
+	q = take(f, &f->a);
+	pp = take(f, &f->a);
+	assert_int_equal(q.path, 1);
+	assert_int_equal(pp.path, 0);
+	deliver_and_ack(f, &f->a, &f->b, &x);
+	fire(f, &f->a);			/* the tail probe: P, newest */
+	assert_int_equal(cstats(&f->a).tlp_probes, 1);
+	copy = take(f, &f->a);
+	assert_int_equal(be32(copy.b + 8), be32(pp.b + 8));
+	assert_int_equal(copy.path, 1);	/* lost, as Q */
+	f->a.nmsgs = 3;
+	fx_post(f, &f->a);
+	r = take(f, &f->a);
+	assert_int_equal(r.path, 0);
+	f->now += 100000;
+	assert_int_equal(give(f, &f->b, &pp), 0);
+	assert_int_equal(give(f, &f->b, &r), 0);
+	a = take(f, &f->b);
+	assert_int_equal(a.b[1], MR_OPC_ACK);
+	assert_int_equal(a.b[32], 0);	/* echoes R */
+	assert_int_equal(give(f, &f->a, &a), 0);
+	/* Q comes back by A's timers, not as a charged loss */
+	for (i = 0; i < 100 && f->a.tx_done < 3 && !f->a.nstatus_err; i++) {
+		struct pkt p;
+
+		while ((p = take(f, &f->a)).len)
+			if (p.path != 1)
+				deliver_and_ack(f, &f->a, &f->b, &p);
+		fx_poll(&f->a);
+		if (f->a.tx_done < 3 && !f->a.nstatus_err)
+			fire(f, &f->a);
+	}
+	assert_int_equal(f->a.nstatus_err, 0);
+	assert_int_equal(f->a.tx_done, 3);
+	assert_int_equal(cstats(&f->a).retry_exhausted, 0);
+	pair_free(f);
+}
+
+/*
  * covers: MR-FAIL-005
  * Path 0 was declared failed while its first data packet was only late.
  * When that packet arrives after all, B's answer echoes path 0 and comes
@@ -2007,6 +2080,7 @@ int main(void)
 		cmocka_unit_test(silent_path_takes_no_data_after_its_timeout),
 		cmocka_unit_test(isolated_pto_collapses_the_window),
 		cmocka_unit_test(retransmission_goes_where_delivery_was_seen),
+		cmocka_unit_test(ack_of_an_original_says_nothing_of_its_copy),
 		cmocka_unit_test(late_ack_readmits_a_failed_path_with_its_rtt),
 		cmocka_unit_test(unsampled_path_pto_follows_the_measured_rtt),
 		cmocka_unit_test(unechoed_path_samples_its_acknowledged_packets),
