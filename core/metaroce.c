@@ -500,15 +500,56 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 	return mrc_finish_packet(b, hlen + t->len, cap);
 }
 
+/*
+ * Our packets on p go unanswered: it is failed, suspect or down, or it
+ * has packets in flight and delivered none sent within a round trip of
+ * the newest one the peer acknowledged (on any path).
+ */
+static int mrc_path_lags(const struct mrc_conn *c, const struct mrc_path *p)
+{
+	return p->state != MRC_PATH_UP || p->pf ||
+	       (p->in_flight && p->acked_sent_ns + mrc_rtt_of(c, p)->srtt_ns <
+				c->acked_sent_ns);
+}
+
+/*
+ * The path an ACK leaves on: that of the packet that triggered it
+ * (MR-PATH-003), unless our own packets on it go unanswered; then the
+ * path that delivered the newest of ours among those that do not lag.
+ * The peer's packets arriving on a path say nothing about our direction
+ * of it: an endpoint whose egress died one link after the other
+ * answered into the dead links while its data had moved to the live
+ * ones, and the peer, never told that its last message arrived, could
+ * not send the next one, which the endpoint, all its own messages
+ * acknowledged, waited for without a timer.
+ */
+static u32 mrc_ack_route(const struct mrc_conn *c)
+{
+	int best = -1;
+	u32 i;
+
+	if (!mrc_path_lags(c, &c->path[c->ack_path]))
+		return c->ack_path;
+	for (i = 0; i < c->cfg.num_paths; i++) {
+		const struct mrc_path *p = &c->path[i];
+
+		if (!mrc_path_lags(c, p) &&
+		    (best < 0 ||
+		     p->acked_sent_ns > c->path[best].acked_sent_ns))
+			best = i;
+	}
+	return best < 0 ? c->ack_path : (u32)best;
+}
+
 static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 			 unsigned int *path, u64 now)
 {
-	u32 psn = c->rcv_nxt, n = 0;
+	u32 psn = c->rcv_nxt, n = 0, route = mrc_ack_route(c);
 	size_t len;
 
 	if (MR_ACK_LEN + MR_MAX_SACK_RANGES * MR_RANGE_LEN + MR_CRC_LEN > cap)
 		return -ENOBUFS;
-	mrc_put_hdr(c, b, MR_OPC_ACK, 0, c->ack_path, 0, now);
+	mrc_put_hdr(c, b, MR_OPC_ACK, 0, route, 0, now);
 	mrc_put_be32(b + 16, c->rcv_nxt);
 	mrc_put_be32(b + 20, c->ack_ts_echo);
 	mrc_put_be32(b + 24, now > c->ack_rx_ns ?
@@ -553,11 +594,11 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 	b[34] = n;
 	if (n) {
 		c->st.sacks_sent++;
-		c->path[c->ack_path].st.sacks_sent++;
+		c->path[route].st.sacks_sent++;
 	}
 	len = MR_ACK_LEN + n * MR_RANGE_LEN;
-	*path = c->ack_path;
-	mrc_ack_sent(c, c->ack_path);
+	*path = route;
+	mrc_ack_sent(c, route);
 	return mrc_finish_packet(b, len, cap);
 }
 

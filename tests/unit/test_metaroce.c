@@ -1250,6 +1250,88 @@ static void dead_peer_fails_after_the_give_up_bound(void **state)
  * progress, however much the client keeps receiving meanwhile.
  */
 /*
+ * ibv_rc_pingpong from A to B (4 packets each way per round trip) until
+ * A's egress is cut one path every gap from cut on (netem loss 100% on
+ * each of its links in turn): what A sends is lost, what B sends still
+ * arrives.  Returns when neither side has anything left to do.
+ */
+static struct fx *pingpong_egress_cut(uint64_t delay, uint64_t gap,
+				      uint64_t stall, uint64_t *last_cut)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 8);
+	uint64_t cut = 200 * delay;
+	struct fx *f;
+	unsigned int i;
+
+	cfg.retry_cnt = 7;			/* ibv_rc_pingpong */
+	cfg.rto_ns = 4096ull << 14;		/* timeout 14: 67.1 ms */
+	f = pair_new(&cfg);
+	f->net.base_delay_ns = delay;
+	f->net.stall_ns = stall;
+	f->net.stall_period_ns = 10 * stall;
+	f->a.pingpong = FX_PING;
+	f->b.pingpong = FX_PONG;
+	for (i = 0; i < FX_MAX_MSGS; i++) {
+		add_msg(&f->a, MRC_OP_SEND, 4 * FX_MTU);
+		add_msg(&f->b, MRC_OP_SEND, 4 * FX_MTU);
+	}
+	assert_int_equal(fx_run(f, cut), -2);
+	for (i = 0; i < cfg.num_paths; i++) {
+		*last_cut = cut + i * gap;
+		if (i)
+			assert_int_equal(fx_run(f, *last_cut), -2);
+		f->egress_dead_mask[0] |= 1ull << i;
+	}
+	assert_int_equal(fx_run(f, *last_cut + 1000ull * 1000000000), -2);
+	return f;
+}
+
+/*
+ * covers: MR-FAIL-007 MR-PATH-003
+ * ibv_rc_pingpong's client (A) loses everything it sends, one link after
+ * the other, while it still receives.  It ends with IBV_WC_RETRY_EXC_ERR
+ * within its give-up bound of the last cut, and so does the server if a
+ * pong of its was still unacknowledged.  (A's ACKs went back on the path
+ * each pong came in on, dead for A's packets, while A's pings had moved
+ * to the paths still alive: the server never learnt its pong arrived and
+ * could not send the next one, A had its ping acknowledged and nothing
+ * left to time out, and waited for that pong for ever.)
+ */
+static void pingpong_client_with_dead_egress_gives_up(void **state)
+{
+	/* base delay, gap between the cuts, host stalls */
+	static const uint64_t runs[][3] = {
+		{ 50000, 1000000, 0 },
+		{ 500000, 20000000, 5000000 },
+		{ 2000000, 20000000, 0 },
+		{ 2000000, 50000000, 0 },
+		{ 2000000, 50000000, 5000000 },
+	};
+	uint64_t bound = 8 * (4096ull << 14), last_cut = 0;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		struct fx *f = pingpong_egress_cut(runs[i][0], runs[i][1],
+						   runs[i][2], &last_cut);
+
+		assert_true(f->a.tx_done < FX_MAX_MSGS);   /* cut mid-run */
+		assert_int_equal(f->a.first_err_status, MRC_WC_RETRY_EXC_ERR);
+		assert_int_equal(cstats(&f->a).give_ups, 1);
+		/* progress ends at the last cut, give or take a round trip */
+		assert_true(f->a.err_at_ns > last_cut &&
+			    f->a.err_at_ns - last_cut <= bound + bound / 8);
+		if (f->b.tx_done < f->b.posted) {
+			assert_int_equal(f->b.first_err_status,
+					 MRC_WC_RETRY_EXC_ERR);
+			assert_true(f->b.err_at_ns - last_cut <=
+				    bound + bound / 8);
+		}
+		pair_free(f);
+	}
+}
+
+/*
  * covers: MR-FAIL-001 MR-FAIL-006 MR-LOSS-001 MR-LOSS-003 MR-LOSS-009
  * A's packets on path 2 are lost from early in a transfer of every
  * opcode both ways (netem loss 100% on one link's egress), B's still
@@ -2071,6 +2153,7 @@ int main(void)
 		cmocka_unit_test(deadlines_in_the_past_and_stale_timeouts),
 		cmocka_unit_test(dead_peer_fails_after_the_give_up_bound),
 		cmocka_unit_test(give_up_bound_has_a_pto_floor),
+		cmocka_unit_test(pingpong_client_with_dead_egress_gives_up),
 		cmocka_unit_test(one_way_plane_cut_fails_the_path_not_the_qp),
 		cmocka_unit_test(stalled_caller_does_not_give_up_on_a_live_peer),
 		cmocka_unit_test(rnr_wait_longer_than_the_bound_is_not_a_dead_peer),
