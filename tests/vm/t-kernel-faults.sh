@@ -168,8 +168,12 @@ step "2. netdev down/up during a transfer"
 # (verified SENDs both ways) across it.  Whether a QP rides it out depends
 # on how long the flap lasts against its retry budget (retry_cnt
 # retransmissions with the PTO doubling, MR-LOSS-009, at most B of
-# MR-FAIL-007): both outcomes are clean.  Both ports follow: the program
-# sees IBV_EVENT_PORT_ERR and IBV_EVENT_PORT_ACTIVE on both devices.
+# MR-FAIL-007): both outcomes are clean.  The ports follow their netdevs:
+# mr1's veth0 is set down, so mr1 reports IBV_EVENT_PORT_ERR and then
+# IBV_EVENT_PORT_ACTIVE.  mr0's veth1 only loses its carrier, which the
+# kernel reports through linkwatch; a flap shorter than linkwatch's run is
+# coalesced into one "carrier up" change, so mr0 reports both events or
+# neither, never an error without the recovery.
 rm -f restored-flap
 cut_start flap --until "$PWD/restored-flap"
 printf 'link set veth0 down\nlink set veth0 up\n' | ip netns exec mrb ip -batch - ||
@@ -181,11 +185,13 @@ rc=0
 wait "$cut" || rc=$?
 cat traffic-flap.txt
 [ "$rc" = 0 ] || fail "flap: metaroce_faults traffic exited with $rc"
-for d in mr0 mr1; do
-	for e in "port error" "port active"; do
-		grep -q "^$d: async event $e" traffic-flap.txt || fail "flap: $d had no $e event"
-	done
+for e in "port error" "port active"; do
+	grep -q "^mr1: async event $e" traffic-flap.txt || fail "flap: mr1 had no $e event"
 done
+if grep -q "^mr0: async event port error" traffic-flap.txt; then
+	grep -q "^mr0: async event port active" traffic-flap.txt ||
+		fail "flap: mr0 reported a port error and no recovery"
+fi
 result "netdev down/up: $(grep -h 'survived\|failed cleanly' traffic-flap.txt | tr '\n' ' ')"
 check_no_user_objects flap
 
