@@ -6,6 +6,7 @@ markdown tables.  Never fails on a number."""
 import argparse
 import csv
 import json
+import math
 import os
 import shutil
 import statistics
@@ -171,18 +172,23 @@ def main():
         for r in rows:
             w.writerow([r[k] for k in ("round", "cond", "side", "prog", "value", "unit")])
 
-    vals, fails, units = {}, {}, {}
+    # A run that failed has no number.  A program that exited 0 but printed
+    # no usable one (perftest's t_typical "inf", a bandwidth of 0.00) is not
+    # a failure and not a measurement either: counted apart, left out of the
+    # median.
+    vals, fails, voids, units = {}, {}, {}, {}
     for r in rows:
         k = (r["cond"], r["side"], r["prog"])
         units[r["prog"]] = r["unit"]
         try:
             v = float(r["value"])
-            if v == v:
-                vals.setdefault(k, []).append(v)
-                continue
         except ValueError:
-            pass
-        fails[k] = fails.get(k, 0) + 1
+            fails[k] = fails.get(k, 0) + 1
+            continue
+        if math.isfinite(v) and v > 0:
+            vals.setdefault(k, []).append(v)
+        else:
+            voids[k] = voids.get(k, 0) + 1
     # A server fails with its client; count it only where the client did not.
     client_failed = {(r["round"], r["cond"], r["side"], r["prog"]) for r in rows if r["value"] == "fail"}
     for r in srvfail:
@@ -199,7 +205,8 @@ def main():
 
     def cell(k):
         s = f"{med[k]:.2f}" if k in med else "-"
-        return s + (f" ({fails[k]} failed)" if k in fails else "")
+        s += f" ({fails[k]} failed)" if k in fails else ""
+        return s + (f" ({voids[k]} without a value)" if k in voids else "")
 
     load = [l.split() for l in open(os.path.join(args.log, "load.txt")) if l.strip()]
     load1 = [float(l[1]) for l in load]
@@ -219,6 +226,7 @@ def main():
                      **{f"{s}_median": med.get(k[s]) for s in SIDES},
                      **{f"{s}_runs": vals.get(k[s], []) for s in SIDES},
                      **{f"{s}_failed": fails.get(k[s], 0) for s in SIDES},
+                     **{f"{s}_without_value": voids.get(k[s], 0) for s in SIDES},
                      "mr2_over_rxe": ratio(k["mr2"], k["rxe"]),
                      "mr1_over_rxe": ratio(k["mr1"], k["rxe"]),
                      **{f"{s}_vs_own_lossless": own[s] for s in SIDES}}
