@@ -92,7 +92,6 @@ int mrc_conn_init(struct mrc_conn *c, const struct mrc_config *cfg,
 	c->gbn_timer_ns = MRC_U64_MAX;
 	for (i = 0; i < c->cfg.num_paths; i++)
 		mrc_mr_path_init(c, &c->path[i]);
-	(void)now;
 	return 0;
 }
 
@@ -130,7 +129,6 @@ int mrc_post_send(struct mrc_conn *c, const struct mrc_send_wr *wr, u64 now)
 {
 	struct mrc_swqe *w;
 
-	(void)now;
 	if (c->in_error)
 		return -EIO;
 	switch (wr->opcode) {
@@ -579,23 +577,29 @@ void mrc_schedule_ack(struct mrc_conn *c, unsigned int path, int now_flag,
 /*
  * The packet that ends a requester's burst (LAST with AckReq) was accepted
  * and nothing is missing: its ACK may be the last one the peer's requester
- * ever gets (an application that saw its receive completion may destroy
- * the QP at once), so it goes out twice, back to back (MR-LOSS-012).
+ * ever gets (MR-LOSS-012).  MetaRoCE mode sends it once and again when
+ * the QP is closed (mrc_conn_close()): while the QP lives, a lost final
+ * ACK is recovered by the requester's tail loss probe.  RoCEv2 mode has
+ * no such probe (a lost ACK costs the requester its local ACK timeout),
+ * so it sends the final ACK twice, back to back.
  */
 void mrc_schedule_final_ack(struct mrc_conn *c, unsigned int path, u64 now)
 {
 	mrc_schedule_ack(c, path, 1, now);
-	c->ack_repeat = 1;
+	c->ack_repeat = c->cfg.mode == MRC_MODE_ROCEV2;
 }
 
 /* Bookkeeping after an ACK/NAK left on path, shared by both modes. */
 void mrc_ack_sent(struct mrc_conn *c, unsigned int path)
 {
+	/* MR_ACK_OK and MR_AETH_ACK are both 0: a plain ACK, not a NAK. */
+	int plain = !c->in_error && c->ack_syndrome == MR_ACK_OK;
+
 	c->st.tx_ctrl++;
 	c->path[path].st.tx_ctrl++;
 	c->ack_unacked = 0;
-	/* MR_ACK_OK and MR_AETH_ACK are both 0: a plain ACK, not a NAK. */
-	if (c->ack_repeat && !c->in_error && c->ack_syndrome == MR_ACK_OK) {
+	c->last_ack_plain = plain;
+	if (c->ack_repeat && plain) {
 		/* the same cumulative ACK once more, without one-shot flags */
 		c->ack_repeat = 0;
 		c->ack_flags = 0;
@@ -606,6 +610,24 @@ void mrc_ack_sent(struct mrc_conn *c, unsigned int path)
 	c->ack_now = 0;
 	c->ack_syndrome = MR_ACK_OK;
 	c->ack_flags = 0;
+}
+
+/*
+ * MR-LOSS-012: the last plain ACK once more, then silence.  A pending ACK
+ * leaves anyway: a connection in error still sends what it owes.
+ */
+void mrc_conn_close(struct mrc_conn *c)
+{
+	int repeat = c->last_ack_plain && !c->ack_pending && !c->in_error;
+
+	mrc_conn_fail(c, MRC_WC_WR_FLUSH_ERR, MRC_WC_WR_FLUSH_ERR);
+	if (repeat) {
+		/* the same cumulative ACK once more (MR-LOSS-012) */
+		c->ack_pending = 1;
+		c->ack_now = 1;
+		c->ack_syndrome = MR_ACK_OK;
+		c->ack_flags = 0;
+	}
 }
 
 int mrc_recv_packet(struct mrc_conn *c, const void *pkt, size_t len,

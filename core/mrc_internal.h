@@ -296,6 +296,7 @@ struct mrc_conn {
 	u8 ack_syndrome;
 	u8 ack_flags;		/* MR_ACK_F_* of the pending ACK */
 	u8 ack_repeat;		/* send the pending ACK twice (MR-LOSS-012) */
+	u8 last_ack_plain;	/* the last ACK sent was no NAK */
 	u32 ack_unacked;	/* packets since the last ACK */
 	u32 ack_ts_echo;
 	u32 ack_nak_psn;

@@ -396,6 +396,15 @@ uint64_t mrc_next_deadline(const struct mrc_conn *conn);
  */
 void mrc_handle_timeout(struct mrc_conn *conn, uint64_t now);
 
+/*
+ * The owner destroys the QP, resets it or moves it to the error state:
+ * the connection enters the error state (its WRs complete with
+ * MRC_WC_WR_FLUSH_ERR) and owes the peer its last word, the latest ACK
+ * once more (MR-LOSS-012).  The caller sends what mrc_next_packet()
+ * returns, then may free the connection.
+ */
+void mrc_conn_close(struct mrc_conn *conn);
+
 /* Returns 1 and fills out, or 0 if no completion is pending. */
 int mrc_poll_completion(struct mrc_conn *conn, struct mrc_completion *out);
 
