@@ -608,6 +608,87 @@ static void rnr_holds_send_until_a_receive_is_posted(void **state)
 	pair_free(f);
 }
 
+/*
+ * covers: MR-LOSS-012 MR-LOSS-010
+ * A final ACK leaves once.  Lost, the requester's tail loss probe gets it
+ * again while the responder's QP lives; closing the QP sends the latest
+ * ACK once more and then nothing, its work requests flushed.
+ */
+static void final_ack_once_and_again_at_close(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d, ack, probe, reack, last;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	post(f);
+	d = take(f, &f->a);
+	assert_true(d.b[2] & MR_FLAG_ACK_REQ);
+	assert_int_equal(give(f, &f->b, &d), 0);
+	ack = take(f, &f->b);			/* lost */
+	assert_int_equal(ack.b[1], MR_OPC_ACK);
+	assert_int_equal(take(f, &f->b).len, 0);	/* once, not twice */
+	fire(f, &f->a);				/* the tail loss probe */
+	assert_int_equal(cstats(&f->a).tlp_probes, 1);
+	probe = take(f, &f->a);
+	assert_true(probe.b[2] & MR_FLAG_RETX);
+	assert_int_equal(give(f, &f->b, &probe), 0);	/* a duplicate */
+	reack = take(f, &f->b);
+	assert_int_equal(be32(reack.b + 16), be32(ack.b + 16));
+	assert_int_equal(give(f, &f->a, &reack), 0);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.tx_done, 1);
+
+	add_msg(&f->b, MRC_OP_SEND, 100);	/* posted, never sent */
+	fx_post(f, &f->b);
+	mrc_conn_close(f->b.conn);
+	last = take(f, &f->b);
+	assert_int_equal(last.b[1], MR_OPC_ACK);
+	assert_int_equal(last.b[33], MR_ACK_OK);
+	assert_int_equal(last.b[35], 0);	/* no one-shot flags (D-SACK) */
+	assert_int_equal(be32(last.b + 16), be32(ack.b + 16));
+	assert_int_equal(take(f, &f->b).len, 0);	/* and no data */
+	assert_int_equal(mrc_next_deadline(f->b.conn), UINT64_MAX);
+	assert_int_equal(give(f, &f->a, &last), 0);	/* stale: ignored */
+	assert_int_equal(take(f, &f->a).len, 0);
+	fx_poll(&f->b);
+	assert_int_equal(f->b.recv_done, 1);
+	assert_int_equal(f->b.nstatus_err, 1);	/* the posted SEND */
+	assert_int_equal(f->b.first_err_status, MRC_WC_WR_FLUSH_ERR);
+	assert_int_equal(cstats(&f->b).in_error, 1);
+	assert_int_equal(f->a.nstatus_err, 0);
+	pair_free(f);
+}
+
+/*
+ * covers: MR-LOSS-012
+ * A NAK is never repeated, at close neither; nor does a QP that sent
+ * nothing send anything when it is closed.
+ */
+static void close_repeats_no_nak(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d, nak;
+
+	(void)state;
+	f->b.recv_window = 0;
+	add_msg(&f->a, MRC_OP_SEND, 100);
+	post(f);
+	d = take(f, &f->a);
+	assert_int_equal(give(f, &f->b, &d), 0);
+	nak = take(f, &f->b);
+	assert_int_equal(nak.b[33], MR_ACK_RNR);
+	mrc_conn_close(f->b.conn);
+	assert_int_equal(take(f, &f->b).len, 0);
+	mrc_conn_close(f->a.conn);		/* sent data, no ACK */
+	assert_int_equal(take(f, &f->a).len, 0);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.first_err_status, MRC_WC_WR_FLUSH_ERR);
+	pair_free(f);
+}
+
 /* covers: MR-FC-002 */
 static void rnr_retry_exhaustion(void **state)
 {
@@ -2139,6 +2220,8 @@ int main(void)
 		cmocka_unit_test(admin_down_path_carries_nothing),
 		cmocka_unit_test(window_caps_packets_in_flight),
 		cmocka_unit_test(rnr_holds_send_until_a_receive_is_posted),
+		cmocka_unit_test(final_ack_once_and_again_at_close),
+		cmocka_unit_test(close_repeats_no_nak),
 		cmocka_unit_test(rnr_retry_exhaustion),
 		cmocka_unit_test(send_longer_than_receive),
 		cmocka_unit_test(length_error_on_a_later_receive_completes_every_wr),
