@@ -520,6 +520,7 @@ bool metaroce_is_ud_opcode(u8 opcode);
 /* metaroce_transport.c */
 int metaroce_conn_start(struct metaroce_qp *qp);
 int metaroce_conn_start_requester(struct metaroce_qp *qp);
+void metaroce_conn_close(struct metaroce_qp *qp);
 void metaroce_conn_stop(struct metaroce_qp *qp);
 int metaroce_sge_copy(struct metaroce_qp *qp, const struct metaroce_sge *sge,
 		      u32 num_sge, u32 offset, void *buf, u32 len, bool to_mr);

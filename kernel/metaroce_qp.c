@@ -19,6 +19,8 @@
  * SQD and alternate paths are not supported (-EOPNOTSUPP).  Entering ERR
  * completes every posted WR with IB_WC_WR_FLUSH_ERR; WRs posted in ERR
  * are flushed at once.  RESET discards posted WRs without completions.
+ * When its owner moves an RTR/RTS QP to ERR or RESET, or destroys it, the
+ * connection first sends its latest ACK once more (MR-LOSS-012).
  *
  * Locking: qp->state_mutex serialises modify/query against each other;
  * qp->lock protects the queues, the state and the connection (see
@@ -371,6 +373,7 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 
 	spin_lock_bh(&qp->lock);
+	metaroce_conn_close(qp);	/* sent below */
 	qp->dead = true;	/* the timer does not re-arm itself */
 	/* Nothing drives the connection once the QP is dead. */
 	if (rc)
@@ -386,7 +389,11 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 	 */
 	flush_work(&qp->ud_tx_work);
 	skb_queue_purge(&qp->ud_txq);
-	/* Every context that queued on txq also sent it: empty, but be sure. */
+	/*
+	 * The closing packets (MR-LOSS-012); every other context that
+	 * queued on txq also sent it.  Empty then, but be sure.
+	 */
+	metaroce_qp_xmit(qp);
 	__skb_queue_purge(&qp->txq);
 
 	metaroce_conn_stop(qp);
@@ -572,6 +579,9 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 	} else if (cur == IB_QPS_RTR && new == IB_QPS_RTS) {
 		qp->ud_psn = qp->attr.sq_psn;	/* UD, GSI */
 	}
+	/* The connection's last word before the owner silences it. */
+	if (!err && (new == IB_QPS_ERR || new == IB_QPS_RESET))
+		metaroce_conn_close(qp);
 	if (!err && new == IB_QPS_ERR) {
 		/* Sets the state; events if the QP was not in ERR before. */
 		metaroce_qp_flush(qp);

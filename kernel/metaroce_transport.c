@@ -599,6 +599,21 @@ static int metaroce_pull(struct metaroce_qp *qp, u64 now, int budget)
 	return budget;
 }
 
+/*
+ * The owner destroys the QP, resets it or moves it to ERR: the core sends
+ * its last word (MR-LOSS-012: the latest ACK once more, for a peer whose
+ * last SEND this QP just received) and then nothing.  qp->lock held; the
+ * caller transmits qp->txq (metaroce_qp_xmit()).
+ */
+void metaroce_conn_close(struct metaroce_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!metaroce_qp_active(qp))
+		return;
+	mrc_conn_close(qp->conn);
+	metaroce_pull(qp, ktime_get_ns(), METAROCE_RUN_BUDGET);
+}
+
 /* See the top of the file.  qp->lock held. */
 void metaroce_qp_run(struct metaroce_qp *qp)
 {
