@@ -107,8 +107,19 @@ struct CoreUdp final : HelperBackend {
 		return {};
 	}
 
+	// mrc_conn_close(), and its parting packets leave before the core
+	// is freed; the socket stays open until close().
+	std::string destroy_qp() override
+	{
+		if (!dut->destroy_qp())
+			return "no QP";
+		pump();
+		return {};
+	}
+
 	void close() override
 	{
+		destroy_qp();
 		dut->close();
 		if (sock >= 0)
 			::close(sock);

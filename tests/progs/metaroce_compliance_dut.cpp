@@ -61,17 +61,27 @@ struct Verbs final : HelperBackend {
 		return bool(f);
 	}
 
+	// The module sends the QP's last ACK once more on the way
+	// (MR-LOSS-012); the CQ, MR and PD stay until close().
+	std::string destroy_qp() override
+	{
+		if (!qp)
+			return "no QP";
+		if (int e = ibv_destroy_qp(qp))
+			return std::string("ibv_destroy_qp: ") + strerror(e);
+		qp = nullptr;
+		return {};
+	}
+
 	void close() override
 	{
-		if (qp)
-			ibv_destroy_qp(qp);
+		destroy_qp();
 		if (cq)
 			ibv_destroy_cq(cq);
 		if (mr)
 			ibv_dereg_mr(mr);
 		if (pd)
 			ibv_dealloc_pd(pd);
-		qp = nullptr;
 		cq = nullptr;
 		mr = nullptr;
 		pd = nullptr;

@@ -147,6 +147,12 @@ public:
 	virtual ~Dut() = default;
 	// A fresh QP for one case.  false + err: setup impossible.
 	virtual bool open(const DutSetup &s, DutInfo *info, std::string *err) = 0;
+	// Destroy the QP as its owner would (the core: mrc_conn_close(), then
+	// free; verbs: ibv_destroy_qp()), the suite still listening: what the
+	// DUT sends on the way is for the next collect().  false: the DUT
+	// cannot (the case reports n/a).  close() still follows.
+	virtual bool destroy_qp() = 0;
+	// Free the QP (if not destroyed yet) and everything open() made.
 	virtual void close() = 0;
 	// Receive WR wr_id: len bytes at offset mr_off of the MR.
 	virtual bool post_recv(uint64_t wr_id, uint32_t mr_off, uint32_t len) = 0;

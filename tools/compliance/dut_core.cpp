@@ -5,6 +5,7 @@
 #include "compliance.hpp"
 
 #include <cstring>
+#include <utility>
 
 extern "C" {
 #include <metaroce/core.h>
@@ -63,7 +64,23 @@ public:
 		return true;
 	}
 
-	void close() override { conn_ = nullptr; }
+	// What the owner of a QP runs when it destroys it: the core's last
+	// word (MR-LOSS-012) is built now and left for the next collect().
+	bool destroy_qp() override
+	{
+		if (!conn_)
+			return false;
+		mrc_conn_close(conn_);
+		drain(&parting_);
+		conn_ = nullptr;
+		return true;
+	}
+
+	void close() override
+	{
+		destroy_qp();
+		parting_.clear();
+	}
 
 	bool post_recv(uint64_t wr_id, uint32_t mr_off, uint32_t len) override
 	{
@@ -97,10 +114,13 @@ public:
 
 	std::vector<RxPkt> collect(uint64_t wait_ns) override
 	{
-		std::vector<RxPkt> out;
-		if (!conn_)
-			return out;
+		std::vector<RxPkt> out = std::move(parting_);
+		parting_.clear();
 		uint64_t end = now_ + wait_ns;
+		if (!conn_) {
+			now_ = end;
+			return out;
+		}
 		for (unsigned guard = 0; guard < 100000; guard++) {
 			drain(&out);
 			uint64_t d = mrc_next_deadline(conn_);
@@ -231,6 +251,7 @@ private:
 	mrc_config cfg_{};
 	std::vector<uint64_t> storage_;
 	mrc_conn *conn_ = nullptr;
+	std::vector<RxPkt> parting_;	// sent by destroy_qp(), not collected
 	Bytes mem_;
 	std::vector<Recv> recvs_, sends_;
 	uint64_t now_ = core_t0;

@@ -17,6 +17,7 @@ const char *const fault_names[] = {
 	"ts-echo",	 // the DUT's ACKs echo a wrong timestamp
 	"drop-retx",	 // the DUT never retransmits (RETX packets vanish)
 	"rx-ignore-crc", // the DUT accepts packets whose CRC is wrong
+	"close-silent",	 // the DUT sends nothing when it destroys its QP
 	nullptr,
 };
 
@@ -30,7 +31,13 @@ public:
 	bool open(const DutSetup &s, DutInfo *info, std::string *err) override
 	{
 		mode_ = s.mode;
+		destroyed_ = false;
 		return in_->open(s, info, err);
+	}
+	bool destroy_qp() override
+	{
+		destroyed_ = true;
+		return in_->destroy_qp();
 	}
 	void close() override { in_->close(); }
 	bool post_recv(uint64_t id, uint32_t off, uint32_t len) override
@@ -77,6 +84,8 @@ private:
 	bool falsify(RxPkt *p)
 	{
 		Bytes &b = p->bytes;
+		if (fault_ == "close-silent" && destroyed_)
+			return false;
 		if (b.size() < 20)
 			return true;
 		bool is_ack = b[1] == 0x10 && b.size() >= 40;
@@ -107,6 +116,7 @@ private:
 	std::unique_ptr<Dut> in_;
 	std::string fault_;
 	Mode mode_ = Mode::metaroce;
+	bool destroyed_ = false;	// destroy_qp() since open()
 };
 
 }  // namespace

@@ -48,7 +48,7 @@ std::string format_wc(const Completion &c);
 bool parse_wc(const std::string &line, Completion *c);
 
 // The implementation under test, as a helper drives it.  Every call but
-// open() comes only while a QP is open; offsets and lengths are already
+// open() and close() comes only while a QP is open; offsets and lengths are already
 // checked against the MR.  The std::string results are "" on success,
 // else the text of the "err" reply.
 class HelperBackend {
@@ -56,7 +56,13 @@ public:
 	virtual ~HelperBackend() = default;
 	// A fresh QP and MR as README.md says; on failure nothing stays open.
 	virtual std::string open(const HelperOpen &o, HelperQp *q) = 0;
-	virtual void close() = 0;	// also when nothing is open
+	// "destroy": the QP is destroyed as its owner would and sends what
+	// it owes the peer on the way (MR-LOSS-012) before this returns; the
+	// MR and the rest stay until close().
+	virtual std::string destroy_qp() = 0;
+	// destroy_qp() if the QP still exists, then free the rest; also
+	// when nothing is open.
+	virtual void close() = 0;
 	virtual std::string post_recv(uint64_t wr_id, uint32_t off,
 				      uint32_t len) = 0;
 	// op 0 SEND, 1 RDMA WRITE

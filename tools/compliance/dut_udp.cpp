@@ -134,6 +134,14 @@ public:
 		return true;
 	}
 
+	// The helper destroys the QP and keeps the MR until "close"; the
+	// socket stays open, so collect() sees what the DUT sends on the way.
+	bool destroy_qp() override
+	{
+		std::string r;
+		return is_open_ && call("destroy", &r);
+	}
+
 	void close() override
 	{
 		if (is_open_) {
