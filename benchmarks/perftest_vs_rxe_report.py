@@ -38,11 +38,12 @@ def main():
         for side in ("mr1", "rxe"):
             runs = [r for r in rows if r["prog"] == p and r["side"] == side]
             unit = runs[0]["unit"] if runs else unit
-            vals = [float(r["value"]) for r in runs if r["value"] != "fail"]
-            # perftest prints nan or inf when a run measured nothing
-            vals = [v for v in vals if math.isfinite(v)]
-            failed = len(runs) - len(vals)
-            cells[side] = (statistics.median(vals) if vals else None, failed, vals)
+            done = [float(r["value"]) for r in runs if r["value"] != "fail"]
+            # perftest may print nan, inf or 0.00 for a run that exited 0
+            # but measured nothing: no value, not a failure, not a median
+            vals = [v for v in done if math.isfinite(v) and v > 0]
+            cells[side] = (statistics.median(vals) if vals else None,
+                           len(runs) - len(done), len(done) - len(vals), vals)
         lat = unit == "us"
         m, x = cells["mr1"][0], cells["rxe"][0]
         ratio = m / x if m is not None and x else None
@@ -52,10 +53,11 @@ def main():
             target = f">= {BW_TARGET} (aim {BW_AIM})"
             met = ratio is not None and ratio >= BW_TARGET
         def cell(side):
-            v, failed, vals = cells[side]
+            v, failed, void, vals = cells[side]
             s = "-" if v is None else f"{v:.2f}"
             s += f" ({', '.join(f'{x:.2f}' for x in vals)})" if vals else ""
-            return s + (f" ({failed} failed)" if failed else "")
+            s += f" ({failed} failed)" if failed else ""
+            return s + (f" ({void} without a value)" if void else "")
         print(f"| {p} | {unit} | {cell('mr1')} | {cell('rxe')} | "
               f"{'-' if ratio is None else f'{ratio:.2f}'} | {target} | {'yes' if met else '**no**'} |")
     print("\nmedians of the rounds (each round's value in brackets); latency is t_typical")
