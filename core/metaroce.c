@@ -563,10 +563,11 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 	b[35] = c->ack_flags;
 	/*
 	 * SACK ranges of what arrived above the cumulative point, lowest
-	 * first; if they do not all fit, the last one is the highest
+	 * first; if they do not all fit, the last two are the one holding
+	 * the newest arrival (or the next one up) and the highest
 	 * (MR-LOSS-001).
 	 */
-	while (n < MR_MAX_SACK_RANGES - 1 && mrc_psn_before(psn, c->rcv_high)) {
+	while (n < MR_MAX_SACK_RANGES - 2 && mrc_psn_before(psn, c->rcv_high)) {
 		u32 start;
 
 		while (mrc_psn_before(psn, c->rcv_high) && !mrc_rx_test(c, psn))
@@ -583,10 +584,37 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 	if (mrc_psn_before(psn, c->rcv_high)) {
 		/* rcv_high - 1 arrived: it ends the highest range */
 		u32 start = mrc_psn_add(c->rcv_high, MRC_PSN_MASK);
+		u32 s = psn, e, t = c->ack_rx_psn;
 
 		while (mrc_psn_before(psn, start) &&
 		       mrc_rx_test(c, mrc_psn_add(start, MRC_PSN_MASK)))
 			start = mrc_psn_add(start, MRC_PSN_MASK);
+		/*
+		 * Below it, the range holding the newest arrival, as RFC
+		 * 2018's first block: each packet that arrives is reported
+		 * at least by the ACK it triggers.  (With every other PSN
+		 * lost on a dead plane, the packets the live one delivered
+		 * above the lowest ranges were never reported: they held
+		 * its window, it timed out, and retransmissions went into
+		 * the dead plane's paths.)
+		 */
+		while (mrc_psn_before(s, start) && !mrc_rx_test(c, s))
+			s = mrc_psn_add(s, 1);
+		if (!mrc_psn_before(t, s) && mrc_psn_before(t, start) &&
+		    mrc_rx_test(c, t)) {
+			s = t;
+			while (mrc_psn_before(psn, s) &&
+			       mrc_rx_test(c, mrc_psn_add(s, MRC_PSN_MASK)))
+				s = mrc_psn_add(s, MRC_PSN_MASK);
+		}
+		if (mrc_psn_before(s, start)) {
+			e = s;
+			while (mrc_psn_before(e, start) && mrc_rx_test(c, e))
+				e = mrc_psn_add(e, 1);
+			mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN, s);
+			mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN + 4, e);
+			n++;
+		}
 		mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN, start);
 		mrc_put_be32(b + MR_ACK_LEN + n * MR_RANGE_LEN + 4, c->rcv_high);
 		n++;
@@ -877,7 +905,8 @@ static void mrc_ack_rtt_samples(struct mrc_conn *c, u32 echo_path, u64 delay,
 
 /*
  * An ACK with MR_MAX_SACK_RANGES ranges may leave out what the peer holds
- * between its last two (MR-LOSS-001): RACK does not judge the packets
+ * between the last of its lowest ranges and its highest, around the one
+ * of its newest arrival (MR-LOSS-001): RACK does not judge the packets
  * there (MR-LOSS-003/004) until an ACK reports that span in full, one
  * whose ranges were not capped and reach past it.  ACKs cross on the
  * paths: an older, uncapped one that arrives later does not.  (A plane
@@ -897,7 +926,7 @@ static void mrc_sack_gap(struct mrc_conn *c, const u8 *b, u32 cum, u32 n)
 		c->sack_capped = 1;
 		c->sack_top = top;
 		c->sack_gap_start = mrc_get_be32(b + MR_ACK_LEN +
-						 (n - 2) * MR_RANGE_LEN + 4) &
+						 (n - 3) * MR_RANGE_LEN + 4) &
 				    MRC_PSN_MASK;
 		c->sack_gap_end = mrc_get_be32(b + MR_ACK_LEN +
 					       (n - 1) * MR_RANGE_LEN) &
@@ -1233,6 +1262,7 @@ write:
 	}
 	c->path[path].st.rx_packets++;
 	mrc_rx_set(c, psn, 1);
+	c->ack_rx_psn = psn;
 	if (!mrc_psn_before(psn, c->rcv_high)) {
 		c->rcv_high = mrc_psn_add(psn, 1);
 		c->rx_tail_ackreq = !!(flags & MR_FLAG_ACK_REQ);

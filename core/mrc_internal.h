@@ -226,11 +226,11 @@ struct mrc_conn {
 	u64 loss_time_ns;	/* earliest time-threshold loss, or U64_MAX */
 	/*
 	 * sack_capped: the newest ACK with MR_MAX_SACK_RANGES ranges, all
-	 * but the last lowest first and the last the highest, ending at
-	 * sack_top, may have left out what the peer holds from the end of
-	 * the one before the last (sack_gap_start) to the start of the last
-	 * (sack_gap_end), and no ACK has reported that span since
-	 * (MR-LOSS-001).
+	 * but the last two lowest first, then the one of the peer's newest
+	 * arrival and the highest, ending at sack_top, may have left out
+	 * what the peer holds from the end of the last lowest one
+	 * (sack_gap_start) to the start of the highest (sack_gap_end), and
+	 * no ACK has reported that span since (MR-LOSS-001).
 	 */
 	u32 sack_gap_start;
 	u32 sack_gap_end;
@@ -300,6 +300,7 @@ struct mrc_conn {
 	u32 ack_unacked;	/* packets since the last ACK */
 	u32 ack_ts_echo;
 	u32 ack_nak_psn;
+	u32 ack_rx_psn;		/* the newest data packet placed */
 	u64 ack_rx_ns;		/* arrival of the echoed packet */
 	u64 ack_deadline_ns;
 	u32 probe_reply_mask;	/* paths owing a PROBE_REPLY */

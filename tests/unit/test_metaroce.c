@@ -1470,6 +1470,65 @@ static void one_way_plane_cut_fails_the_path_not_the_qp(void **state)
 }
 
 /*
+ * covers: MR-LOSS-001 MR-LOSS-002
+ * A's packets on path 1 are lost (a dead plane), so B misses every other
+ * PSN, and four of path 0's packets in the middle of the window are late.
+ * The last of them arrives: the ACK it triggers has its ranges capped and
+ * still reports it, A takes it off path 0, and declares nothing lost in
+ * the span the ACK leaves out, though it sent three packets on path 0
+ * there before the reported one.  (The 15 lowest ranges and the highest
+ * left it out: A held the live path's delivered packets in flight until
+ * that path timed out too.)
+ */
+static void capped_ack_reports_the_packet_that_triggered_it(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	unsigned int i, n, late = 40, reported = 0;
+	struct pkt d[64], ack;
+	struct fx *f;
+	uint32_t psn;
+
+	(void)state;
+	cfg.init_cwnd = 64;
+	f = pair_new(&cfg);
+	for (i = 0; i < 8; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	post(f);
+	for (i = 0; i < 64; i++) {
+		d[i] = take(f, &f->a);
+		assert_true(d[i].len > 0);
+		assert_int_equal(d[i].path, i % 2);
+	}
+	psn = be32(d[0].b + 8);
+	for (i = 0; i < 64; i += 2)
+		if (i < late - 6 || i > late)
+			deliver_and_ack(f, &f->a, &f->b, &d[i]);
+	assert_int_equal(pstats(&f->a, 0).in_flight, 4);
+	assert_int_equal(give(f, &f->b, &d[late]), 0);
+	ack = take(f, &f->b);
+	assert_int_equal(ack.b[1], MR_OPC_ACK);
+	n = ack.b[34];
+	assert_int_equal(n, MR_MAX_SACK_RANGES);
+	for (i = 0; i < n; i++) {
+		uint32_t s = be32(ack.b + 36 + i * 8);
+		uint32_t e = be32(ack.b + 36 + i * 8 + 4);
+
+		if (i)		/* lowest first */
+			assert_true(((s - be32(ack.b + 36 +
+					       (i - 1) * 8 + 4)) &
+				     0xffffff) < 64);
+		if (((psn + late - s) & 0xffffff) < ((e - s) & 0xffffff))
+			reported++;
+	}
+	assert_int_equal(reported, 1);
+	assert_int_equal(give(f, &f->a, &ack), 0);
+	assert_int_equal(pstats(&f->a, 0).in_flight, 3);
+	assert_int_equal(pstats(&f->a, 0).lost, 0);
+	assert_int_equal(cstats(&f->a).tx_retrans, 0);
+	pair_free(f);
+}
+
+/*
  * covers: MR-FAIL-007
  * A short local ACK timeout does not undercut 2^path_fail_ptos PTOs of
  * the slowest path: a slow path is not a dead peer.
@@ -2238,6 +2297,7 @@ int main(void)
 		cmocka_unit_test(give_up_bound_has_a_pto_floor),
 		cmocka_unit_test(pingpong_client_with_dead_egress_gives_up),
 		cmocka_unit_test(one_way_plane_cut_fails_the_path_not_the_qp),
+		cmocka_unit_test(capped_ack_reports_the_packet_that_triggered_it),
 		cmocka_unit_test(stalled_caller_does_not_give_up_on_a_live_peer),
 		cmocka_unit_test(rnr_wait_longer_than_the_bound_is_not_a_dead_peer),
 		cmocka_unit_test(rtr_responder_waits_for_slow_acks_of_its_responses),
