@@ -607,10 +607,20 @@ static int metaroce_pull(struct metaroce_qp *qp, u64 now, int budget)
  */
 void metaroce_conn_close(struct metaroce_qp *qp)
 {
+	struct mrc_completion c;
+
 	lockdep_assert_held(&qp->lock);
 	if (!metaroce_qp_active(qp))
 		return;
+	metaroce_drain(qp);	/* what completed before */
 	mrc_conn_close(qp->conn);
+	/*
+	 * The core flushes every WR it holds; the QP's own flush does that
+	 * for its queues (ERR) or discards them (RESET, destroy), and gives
+	 * an SRQ's WQEs back to the SRQ instead: those must not complete.
+	 */
+	while (mrc_poll_completion(qp->conn, &c) == 1)
+		;
 	metaroce_pull(qp, ktime_get_ns(), METAROCE_RUN_BUDGET);
 }
 
