@@ -289,6 +289,21 @@ mr_peer() {
 	fi
 }
 
+# mr_perftest_retry_exc FILE: a perftest client's output in FILE shows a
+# completion with IBV_WC_RETRY_EXC_ERR (status 12).  The tests that cut
+# every plane run a streaming perftest client: it has unacknowledged WRs
+# whenever the cut comes, so it must give up (MR-FAIL-007).  A ping-pong
+# client need not: a cut that finds its ping acknowledged and the pong not
+# yet sent leaves it waiting in a receive with nothing outstanding, as an
+# RC requester rightly does forever, while the server's unacknowledged
+# pong is what fails.
+mr_perftest_retry_exc() {
+	# perftest 4.5 (Debian 12): "Failed status 12: wr_id ...";
+	# 26.x: "Failed status-transport retry counter exceeded (12): ..."
+	grep -q 'Completion with error at client' "$1" &&
+		grep -Eq 'Failed status( 12:|-.*\(12\):)' "$1"
+}
+
 # mr_capture TAG CMD...: CMD while tcpdump records mrb's RoCE/MetaRoCE UDP
 # traffic (ports 4791 and 4793) on its veth0 into cap-TAG.pcap.  A starved
 # tcpdump lags behind the kernel's capture buffer and drops what is still
