@@ -1343,34 +1343,40 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 }
 
 /*
+ * The srtt a tail loss probe waits on: that of the path of the latest
+ * transmission or, while that path has no sample yet, the largest srtt the
+ * connection has measured on any path.  A short message sprayed over many
+ * paths puts a packet or two on each, so the last path used has usually
+ * not been sampled when its tail is lost, and initial_rtt may be many
+ * times the fabric's round trip.
+ */
+static u64 mrc_tlp_srtt(const struct mrc_conn *c)
+{
+	const struct mrc_path *p = &c->path[c->last_send_path];
+	u64 srtt = 0;
+	u32 i;
+
+	if (p->has_rtt)
+		return p->srtt_ns;
+	for (i = 0; i < c->cfg.num_paths; i++)
+		if (c->path[i].has_rtt && c->path[i].srtt_ns > srtt)
+			srtt = c->path[i].srtt_ns;
+	return srtt ? srtt : p->srtt_ns;
+}
+
+/*
  * Tail loss probe (MR-LOSS-010, RFC 8985 TLP / RFC 9002 PTO probe): when
- * everything posted has been sent and nothing is known lost, srtt +
- * max(srtt, 2 rttvar) + max_ack_delay after the latest transmission the
- * newest packet in flight is retransmitted on another path, without
- * waiting for the path PTO and without a window reduction.  One probe per
- * tail until an ACK.  The RTT is that of the latest transmission's path
- * or, before its first sample, the connection's (mrc_rtt_of(): a short
- * message sprayed over many paths puts a packet or two on each, so the
- * last path used has usually not been sampled when its tail is lost).
- * RFC 8985's 2 srtt alone fired before the ACK for ~10% of the messages of
- * a ping-pong in the testbed, whose round trips jump (a loaded host,
- * virtual NICs); each cost a probe and its duplicate.  2 rttvar waits for
- * such a spread and, being below the PTO's 4 rttvar, moves no probe past
- * a PTO it came before.
+ * everything posted has been sent and nothing is known lost, 2 srtt +
+ * max_ack_delay after the latest transmission the newest packet in flight
+ * is retransmitted on another path, without waiting for the path PTO and
+ * without a window reduction.  One probe per tail until an ACK.
  */
 static u64 mrc_tlp_deadline(const struct mrc_conn *c)
 {
-	const struct mrc_path *r;
-	u64 wait;
-
 	if (c->tlp_out || c->lost_count || c->sq_pkt != c->sq_tail ||
 	    c->snd_una == c->snd_nxt)
 		return MRC_U64_MAX;
-	r = mrc_rtt_of(c, &c->path[c->last_send_path]);
-	wait = r->srtt_ns;
-	if (2 * r->rttvar_ns > wait)
-		wait = 2 * r->rttvar_ns;
-	return c->last_send_ns + r->srtt_ns + wait + c->cfg.max_ack_delay_ns;
+	return c->last_send_ns + 2 * mrc_tlp_srtt(c) + c->cfg.max_ack_delay_ns;
 }
 
 static void mrc_tlp_fire(struct mrc_conn *c, u64 now)

@@ -298,65 +298,6 @@ static void tail_probe_on_an_unsampled_path_uses_a_measured_rtt(void **state)
 }
 
 /*
- * covers: MR-LOSS-010 MR-LOSS-006
- * Round trips that jump: the tail loss probe waits srtt + 2 rttvar +
- * max_ack_delay, not 2 srtt + max_ack_delay (which an ACK of this spread
- * would miss), and still fires before the path's PTO.
- */
-static void tail_probe_waits_for_the_rtt_spread(void **state)
-{
-	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
-	struct fx *f = pair_new(&cfg);
-	const uint64_t tick = 1024;	/* the timestamps' unit */
-	const uint64_t rtts[2] = { 64 * tick, 8 * tick };
-	uint64_t srtt, rttvar, dev, sent, tlp, pto;
-	struct pkt d, r;
-	int i;
-
-	(void)state;
-	/* two messages, each alone (so ACKed at once) after its round trip */
-	for (i = 0; i < 2; i++) {
-		sent = (uint64_t)i * 128 * tick;
-		f->now = sent;
-		add_msg(&f->a, MRC_OP_RDMA_WRITE, 10);
-		post(f);
-		d = take(f, &f->a);
-		assert_true(d.len > 0);
-		f->now = sent + rtts[i];
-		assert_int_equal(give(f, &f->b, &d), 0);
-		r = take(f, &f->b);
-		assert_true(r.len > 0);
-		assert_int_equal(give(f, &f->a, &r), 0);
-	}
-	/* RFC 6298 after the two samples: rttvar above srtt / 2 */
-	dev = rtts[0] - rtts[1];
-	rttvar = (3 * (rtts[0] / 2) + dev) / 4;
-	srtt = (7 * rtts[0] + rtts[1]) / 8;
-	assert_int_equal(pstats(&f->a, 0).srtt_ns, srtt);
-	assert_int_equal(pstats(&f->a, 0).rttvar_ns, rttvar);
-	assert_true(2 * rttvar > srtt);
-	/* the third message is the tail */
-	sent = 256 * tick;
-	f->now = sent;
-	add_msg(&f->a, MRC_OP_RDMA_WRITE, 10);
-	post(f);
-	d = take(f, &f->a);
-	assert_true(d.len > 0);
-	tlp = sent + srtt + 2 * rttvar + cfg.max_ack_delay_ns;
-	pto = srtt + 4 * rttvar + cfg.max_ack_delay_ns;
-	assert_int_equal(mrc_next_deadline(f->a.conn), tlp);
-	fire(f, &f->a);
-	assert_int_equal(cstats(&f->a).tlp_probes, 1);
-	assert_int_equal(pstats(&f->a, 0).ptos, 0);
-	r = take(f, &f->a);
-	assert_true(r.b[2] & MR_FLAG_RETX);
-	assert_int_equal(be32(r.b + 8), be32(d.b + 8));
-	/* then the path's PTO, from the probe */
-	assert_int_equal(mrc_next_deadline(f->a.conn), tlp + pto);
-	pair_free(f);
-}
-
-/*
  * A's first packet is dropped every time it is sent, everything else
  * arrives and is acknowledged at once: the later packets A sends after
  * each retransmission show that one lost (MR-LOSS-003), a loss charged to
@@ -2330,7 +2271,6 @@ int main(void)
 		cmocka_unit_test(time_threshold_declares_loss),
 		cmocka_unit_test(pto_fires_and_backs_off),
 		cmocka_unit_test(tail_probe_on_an_unsampled_path_uses_a_measured_rtt),
-		cmocka_unit_test(tail_probe_waits_for_the_rtt_spread),
 		cmocka_unit_test(retry_limit_fails_the_qp),
 		cmocka_unit_test(retry_exhaustion_in_next_packet_leaves_completions),
 		cmocka_unit_test(duplicates_are_suppressed_and_reacked),
