@@ -293,6 +293,23 @@ struct metaroce_wq {
 	u32 head, fed, tail;		/* free-running indices */
 };
 
+/*
+ * A work queue mapped into the process that owns the QP (metaroce_ring.c,
+ * metaroce-abi.h "Work queue rings"): a mailbox of WRs the process posts
+ * and the doorbell moves into the QP's own queue.  @mutex serialises the
+ * doorbells; it is taken outside qp->lock.
+ */
+struct metaroce_wq_ring {
+	struct metaroce_ring_hdr *hdr;	/* NULL: the QP has no such ring */
+	void *entries;
+	struct metaroce_mmap *umap;
+	void *scratch;			/* one entry, copied out of reach */
+	u32 size;			/* entries, a power of two */
+	u32 stride;			/* bytes per entry */
+	u32 consumer;			/* ours; published to hdr->consumer */
+	struct mutex mutex;
+};
+
 /* A shared receive queue (metaroce_srq.c). */
 struct metaroce_srq {
 	struct ib_srq ib_srq;
@@ -319,6 +336,8 @@ struct metaroce_qp {
 	enum ib_qp_state state;
 	struct ib_qp_attr attr;		/* as last modified (query_qp) */
 	struct metaroce_wq sq, rq;
+	/* Mapped work queues of a process's RC QP, or hdr NULL. */
+	struct metaroce_wq_ring sq_ring, rq_ring;
 	u8 *inline_bufs;		/* sq.size * METAROCE_MAX_INLINE */
 	u32 max_inline;
 	bool sq_sig_all;
@@ -501,6 +520,22 @@ void metaroce_rwqe_init(struct metaroce_rwqe *wqe, const struct ib_recv_wr *wr,
 			u32 length);
 int metaroce_gather_inline(struct metaroce_qp *qp, const struct ib_send_wr *wr,
 			   u8 *buf, u32 *length);
+/* An inline payload already in kernel memory. */
+struct metaroce_inline {
+	const void *data;
+	u32 len;
+};
+int metaroce_post_one_send(struct metaroce_qp *qp, const struct ib_send_wr *wr,
+			   const struct metaroce_inline *given);
+int metaroce_post_one_recv(struct metaroce_qp *qp, const struct ib_recv_wr *wr);
+
+/* metaroce_ring.c */
+struct metaroce_create_qp_resp;
+int metaroce_qp_map_rings(struct metaroce_qp *qp, struct ib_udata *udata,
+			  struct metaroce_create_qp_resp *resp);
+void metaroce_qp_unmap_rings(struct metaroce_qp *qp);
+int metaroce_sq_ring_doorbell(struct metaroce_qp *qp);
+int metaroce_rq_ring_doorbell(struct metaroce_qp *qp);
 
 /* metaroce_srq.c */
 extern const struct ib_device_ops metaroce_srq_ops;

@@ -118,6 +118,7 @@ struct metaroce_qp_choice {
 	enum mrc_mode mode;
 	u32 num_paths;		/* 0: the core's default for the mode */
 	u32 cc_flags;		/* MRC_CC_* */
+	bool rings;		/* map the work queues (metaroce_ring.c) */
 };
 
 /* The core's congestion signals of a profile (enum metaroce_cc_profile). */
@@ -145,7 +146,7 @@ static int metaroce_cc_flags(u32 profile, u32 *cc_flags)
 
 #define METAROCE_CREATE_QP_REQ_ALL					\
 	(METAROCE_CREATE_QP_REQ_TRANSPORT | METAROCE_CREATE_QP_REQ_NUM_PATHS | \
-	 METAROCE_CREATE_QP_REQ_CC_PROFILE)
+	 METAROCE_CREATE_QP_REQ_CC_PROFILE | METAROCE_CREATE_QP_REQ_RINGS)
 
 /*
  * The wire mode, paths and congestion control of a new QP
@@ -165,6 +166,7 @@ static int metaroce_create_qp_choice(struct metaroce_dev *mdev,
 
 	choice->mode = READ_ONCE(mdev->default_mode);
 	choice->num_paths = 0;
+	choice->rings = false;
 	err = metaroce_cc_flags(METAROCE_CC_DEFAULT, &choice->cc_flags);
 	if (err)
 		return err;
@@ -195,6 +197,7 @@ static int metaroce_create_qp_choice(struct metaroce_dev *mdev,
 		if (err)
 			return err;
 	}
+	choice->rings = req.comp_mask & METAROCE_CREATE_QP_REQ_RINGS;
 	/* RoCEv2-mode RC is carried by the namespace's UDP 4791 socket. */
 	if (init->qp_type == IB_QPT_RC && choice->mode == MRC_MODE_ROCEV2 &&
 	    !metaroce_can_rocev2(mdev))
@@ -202,19 +205,34 @@ static int metaroce_create_qp_choice(struct metaroce_dev *mdev,
 	return 0;
 }
 
-/* Tell user space which wire mode the QP got. */
+/*
+ * Tell user space which wire mode the QP got and, if it asked for them,
+ * where its mapped work queues are.
+ */
 static int metaroce_create_qp_resp(struct metaroce_qp *qp,
+				   const struct metaroce_qp_choice *choice,
 				   struct ib_udata *udata)
 {
 	struct metaroce_create_qp_resp resp = {
 		.comp_mask = METAROCE_CREATE_QP_RESP_TRANSPORT,
 		.transport = qp->mode,
 	};
+	int err;
 
+	if (choice->rings) {
+		/* A ring whose place the process cannot learn is no use. */
+		if (udata->outlen < offsetofend(typeof(resp), rq))
+			return -EINVAL;
+		err = metaroce_qp_map_rings(qp, udata, &resp);
+		if (err)
+			return err;
+	}
 	if (!udata || !udata->outlen)
 		return 0;
-	return ib_copy_to_udata(udata, &resp,
-				min(udata->outlen, sizeof(resp)));
+	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (err)
+		metaroce_qp_unmap_rings(qp);
+	return err;
 }
 
 static int metaroce_create_qp(struct ib_qp *ib_qp,
@@ -308,7 +326,7 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 		}
 	}
 
-	err = metaroce_create_qp_resp(qp, udata);
+	err = metaroce_create_qp_resp(qp, &choice, udata);
 	if (err)
 		goto err_inline;
 
@@ -343,6 +361,7 @@ static int metaroce_create_qp(struct ib_qp *ib_qp,
 	return 0;
 
 err_inline:
+	metaroce_qp_unmap_rings(qp);
 	kvfree(qp->inline_bufs);
 err_rq:
 	kvfree(qp->rq.buf);
@@ -405,6 +424,7 @@ static int metaroce_destroy_qp(struct ib_qp *ib_qp, struct ib_udata *udata)
 		atomic_dec(&qp->srq->num_qps);
 	}
 	kfree_skb(qp->spare_skb);
+	metaroce_qp_unmap_rings(qp);
 	kvfree(qp->inline_bufs);
 	kvfree(qp->rq.buf);
 	kvfree(qp->sq.buf);
@@ -708,8 +728,13 @@ int metaroce_gather_inline(struct metaroce_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-static int metaroce_post_one_send(struct metaroce_qp *qp,
-				  const struct ib_send_wr *wr)
+/*
+ * Post one RC send WR.  @given is the inline payload when it is already in
+ * kernel memory (a mapped ring's entry, metaroce_ring.c); NULL gathers it
+ * from the WR's SGEs.
+ */
+int metaroce_post_one_send(struct metaroce_qp *qp, const struct ib_send_wr *wr,
+			   const struct metaroce_inline *given)
 {
 	u8 inline_data[METAROCE_MAX_INLINE];
 	bool is_inline = wr->send_flags & IB_SEND_INLINE;
@@ -741,12 +766,19 @@ static int metaroce_post_one_send(struct metaroce_qp *qp,
 	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge ||
 	    (to_local && is_inline))
 		return -EINVAL;
-	if (is_inline)
+	if (is_inline && given) {
+		if (given->len > qp->max_inline)
+			return -EINVAL;
+		memcpy(inline_data, given->data, given->len);
+		length = given->len;
+		err = 0;
+	} else if (is_inline) {
 		err = metaroce_gather_inline(qp, wr, inline_data, &length);
-	else
+	} else {
 		err = metaroce_check_sges(qp->ib_qp.pd, wr->sg_list,
 					  wr->num_sge, to_local ? IB_ACCESS_LOCAL_WRITE : 0,
 					  &length);
+	}
 	/*
 	 * IBTA: an lkey that does not cover an SGE is a local protection
 	 * error of the WR, reported in its completion when the QP reaches it
@@ -824,11 +856,14 @@ static int metaroce_post_send(struct ib_qp *ib_qp,
 	struct metaroce_qp *qp = to_mqp(ib_qp);
 	int err = 0;
 
+	/* POST_SEND without a WR: the doorbell of a mapped send queue. */
+	if (!wr && qp->sq_ring.hdr)
+		err = metaroce_sq_ring_doorbell(qp);
 	for (; wr; wr = wr->next) {
 		if (metaroce_qp_is_ud(qp))
 			err = metaroce_ud_post_send(qp, wr);
 		else
-			err = metaroce_post_one_send(qp, wr);
+			err = metaroce_post_one_send(qp, wr, NULL);
 		if (err) {
 			*bad_wr = wr;
 			break;
@@ -854,8 +889,7 @@ void metaroce_rwqe_init(struct metaroce_rwqe *wqe, const struct ib_recv_wr *wr,
 	metaroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
 }
 
-static int metaroce_post_one_recv(struct metaroce_qp *qp,
-				  const struct ib_recv_wr *wr)
+int metaroce_post_one_recv(struct metaroce_qp *qp, const struct ib_recv_wr *wr)
 {
 	struct metaroce_rwqe *wqe;
 	unsigned long flags;
@@ -898,6 +932,9 @@ static int metaroce_post_recv(struct ib_qp *ib_qp,
 	struct metaroce_qp *qp = to_mqp(ib_qp);
 	int err = 0;
 
+	/* POST_RECV without a WR: the doorbell of a mapped receive queue. */
+	if (!wr && qp->rq_ring.hdr)
+		err = metaroce_rq_ring_doorbell(qp);
 	for (; wr; wr = wr->next) {
 		err = metaroce_post_one_recv(qp, wr);
 		if (err) {

@@ -153,7 +153,7 @@ static int metaroce_alloc_ucontext(struct ib_ucontext *ib_uc,
 {
 	struct metaroce_alloc_ucontext_resp resp = {
 		.abi_version = METAROCE_UVERBS_ABI_VERSION,
-		.caps = METAROCE_UCTX_CAP_CQ_RING,
+		.caps = METAROCE_UCTX_CAP_CQ_RING | METAROCE_UCTX_CAP_QP_RING,
 	};
 
 	/* No request fields are defined: a newer provider's must be zero. */

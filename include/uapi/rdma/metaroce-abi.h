@@ -34,7 +34,7 @@
  * that asks for no mapped ring ("the syscall path").
  *
  * Mapped rings (the fast path).  A module that has them says so in
- * metaroce_alloc_ucontext_resp.caps (METAROCE_UCTX_CAP_CQ_RING); a
+ * metaroce_alloc_ucontext_resp.caps (METAROCE_UCTX_CAP_*_RING); a
  * provider that wants one asks per object in the creation request, and
  * the response says whether it got it and where to mmap() it (offset on
  * the uverbs command fd, length).  A provider that asks for nothing, or a
@@ -92,6 +92,50 @@ struct metaroce_create_cq_resp {
 };
 
 /*
+ * Work queue rings (RC QPs): the provider produces work requests, the
+ * kernel consumes them.  A ring carries work requests into the kernel; it
+ * is not the queue: the kernel copies each entry into its own send or
+ * receive queue, checks it there as it checks a POST_SEND / POST_RECV
+ * work request, and completes it through the CQ as usual.  The kernel
+ * reads the ring only when the owner rings the doorbell, POST_SEND (send
+ * queue) or POST_RECV (receive queue) with no work request in the command
+ * (wr_count 0): it takes the entries [consumer, producer) in order,
+ * advancing consumer past each one it accepted, and stops at the first it
+ * refuses, whose errno the doorbell returns (EINVAL for a malformed work
+ * request, ENOMEM for a full queue, as the command would).  The entries
+ * from consumer on were not posted; the provider reports the first of them
+ * as bad_wr and takes them back by setting producer to consumer before
+ * it posts again.  Between doorbells [consumer, producer) is empty, so
+ * ring_entries (the queue's depth) never runs out.  A producer more than
+ * ring_entries past consumer fails the doorbell with EINVAL and takes
+ * nothing.  Doorbells of one QP's queue are serialised by the kernel.
+ *
+ * An entry is a header, then num_sge struct ib_uverbs_sge (addr, length,
+ * lkey), or, for a send with IBV_SEND_INLINE, inline_len bytes of data.
+ * entry_size has room for the QP's granted max_*_sge SGEs and, in the send
+ * queue, its max_inline_data bytes.  Opcodes are enum ib_uverbs_wr_opcode,
+ * send flags enum ibv_send_flags (both as in the POST_SEND command).
+ */
+struct metaroce_sq_wqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;			/* enum ib_uverbs_wr_opcode */
+	__u32 send_flags;		/* IBV_SEND_* */
+	__u32 num_sge;			/* 0 with IBV_SEND_INLINE */
+	__u32 inline_len;		/* bytes, with IBV_SEND_INLINE */
+	__be32 imm_data;		/* *_WITH_IMM, as posted */
+	__u32 rkey;			/* RDMA and atomics */
+	__aligned_u64 remote_addr;	/* RDMA and atomics */
+	__aligned_u64 compare_add;	/* atomics */
+	__aligned_u64 swap;		/* ATOMIC_CMP_AND_SWP */
+};
+
+struct metaroce_rq_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;			/* 0 */
+};
+
+/*
  * CREATE_QP driver data (RC QPs; UD and GSI are RoCEv2 UD in every mode).
  * A request without driver data, or with comp_mask 0, gets the device's
  * default wire mode (sysfs attribute METAROCE_SYSFS_DEFAULT_TRANSPORT_ATTR).
@@ -120,6 +164,8 @@ enum metaroce_create_qp_req_mask {
 	METAROCE_CREATE_QP_REQ_NUM_PATHS = 1 << 1,
 	/* metaroce_create_qp_req.cc_profile is valid */
 	METAROCE_CREATE_QP_REQ_CC_PROFILE = 1 << 2,
+	/* map the send queue, and the receive queue if the QP has no SRQ */
+	METAROCE_CREATE_QP_REQ_RINGS = 1 << 3,
 };
 
 /* Congestion control of a MetaRoCE QP's paths (metaroce_create_qp_req). */
@@ -144,12 +190,27 @@ struct metaroce_create_qp_req {
 enum metaroce_create_qp_resp_mask {
 	/* metaroce_create_qp_resp.transport is valid */
 	METAROCE_CREATE_QP_RESP_TRANSPORT = 1 << 0,
+	/* metaroce_create_qp_resp.sq is valid */
+	METAROCE_CREATE_QP_RESP_SQ_RING = 1 << 1,
+	/* metaroce_create_qp_resp.rq is valid */
+	METAROCE_CREATE_QP_RESP_RQ_RING = 1 << 2,
+};
+
+/* Where a mapped work queue is (metaroce_create_qp_resp). */
+struct metaroce_wq_ring_resp {
+	__aligned_u64 mmap_offset;	/* mmap() offset on the command fd */
+	__aligned_u64 mmap_length;	/* bytes to map */
+	__u32 ring_entries;		/* power of two */
+	__u32 entry_size;		/* bytes, a multiple of 8 */
 };
 
 struct metaroce_create_qp_resp {
 	__aligned_u64 comp_mask;	/* enum metaroce_create_qp_resp_mask */
 	__u32 transport;		/* the QP's wire mode, as chosen */
 	__u32 reserved;
+	/* Past here: only with METAROCE_CREATE_QP_REQ_RINGS. */
+	struct metaroce_wq_ring_resp sq;
+	struct metaroce_wq_ring_resp rq;
 };
 
 /*
@@ -170,6 +231,8 @@ enum metaroce_ucontext_cap {
 	METAROCE_UCTX_CAP_NONE = 0,
 	/* CREATE_CQ honours METAROCE_CREATE_CQ_REQ_RING */
 	METAROCE_UCTX_CAP_CQ_RING = 1 << 0,
+	/* CREATE_QP of an RC QP honours METAROCE_CREATE_QP_REQ_RINGS */
+	METAROCE_UCTX_CAP_QP_RING = 1 << 1,
 };
 
 /* Driver data of IB_USER_VERBS_CMD_GET_CONTEXT; no request data. */
