@@ -172,15 +172,15 @@ int map_ring(cq *c, struct ibv_context *ibctx,
 {
 	uint64_t need = sizeof(struct metaroce_ring_hdr) +
 			uint64_t(r.ring_entries) * sizeof(struct ib_uverbs_wc);
+	int err = 0;
 	void *map;
 
 	if (!r.ring_entries || (r.ring_entries & (r.ring_entries - 1)) ||
-	    r.entry_size != sizeof(struct ib_uverbs_wc) || r.mmap_length < need)
+	    r.entry_size != sizeof(struct ib_uverbs_wc))
 		return EPROTO;
-	map = mmap(nullptr, r.mmap_length, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   ibctx->cmd_fd, static_cast<off_t>(r.mmap_offset));
-	if (map == MAP_FAILED)
-		return errno;
+	map = map_ring_memory(ibctx, r.mmap_offset, r.mmap_length, need, &err);
+	if (!map)
+		return err;
 	c->map = map;
 	c->map_len = r.mmap_length;
 	c->hdr = static_cast<struct metaroce_ring_hdr *>(map);

@@ -98,10 +98,29 @@ struct wr_batch {
 	int err;	/* the first error, latched for ibv_wr_complete() */
 };
 
+/*
+ * A work queue mapped from the kernel (ring.cpp; metaroce-abi.h, "Work
+ * queue rings"); all zero when the queue is posted to by command.
+ */
+struct wq_ring {
+	/* Posters of the queue, across the doorbell: a mutex, not a spin. */
+	pthread_mutex_t lock;
+	struct metaroce_ring_hdr *hdr; /* nullptr: the command path */
+	uint8_t *entries;
+	void *map;
+	size_t map_len;
+	uint32_t num_entries; /* a power of two */
+	uint32_t entry_size;
+	uint32_t max_sge;    /* granted, what an entry has room for */
+	uint32_t max_inline; /* granted, send queue only */
+	uint32_t producer;   /* ours; published to hdr->producer */
+};
+
 struct qp {
 	struct verbs_qp vqp;
 	uint32_t transport; /* enum metaroce_transport the kernel chose */
 	struct wr_batch wr;
+	struct wq_ring sq, rq;
 };
 
 /*
@@ -244,6 +263,24 @@ int modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 	     struct ibv_qp_init_attr *init_attr) noexcept;
 int destroy_qp(struct ibv_qp *ibqp) noexcept;
+
+/* ring.cpp */
+/*
+ * mmap() @length bytes at @offset of the command fd, after checking that
+ * they hold the @need bytes the ring's layout takes; nullptr and *@err set
+ * on failure.
+ */
+void *map_ring_memory(struct ibv_context *ibctx, uint64_t offset,
+		      uint64_t length, uint64_t need, int *err) noexcept;
+/* 0, or why the ring @resp describes is not one for these limits. */
+int wq_ring_map(wq_ring *r, struct ibv_context *ibctx,
+		const struct metaroce_wq_ring_resp &resp, size_t header,
+		uint32_t max_sge, uint32_t max_inline) noexcept;
+void wq_ring_unmap(wq_ring *r) noexcept;
+int post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+	      struct ibv_send_wr **bad) noexcept;
+int post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+	      struct ibv_recv_wr **bad) noexcept;
 
 /* wr.cpp: the ibv_wr_* API. */
 /* 0, or why @attr's send_ops_flags cannot be had (before any command). */

@@ -2,12 +2,14 @@
 /*
  * MetaRoCE libibverbs provider: queue pairs.
  *
- * First slice: the queues live in the kernel.  Creation, state changes and
- * queries are the generic uverbs commands, and posting is a POST_SEND /
- * POST_RECV command per call (ibv_cmd_post_send/recv, set directly in the
- * ops table), which also validates the work requests.  The ibv_wr_* API
- * of IBV_QP_INIT_ATTR_SEND_OPS_FLAGS QPs batches into the same command
- * (wr.cpp).
+ * The queues live in the kernel.  Creation, state changes and queries are
+ * the generic uverbs commands.  An RC QP asks for its work queues mapped
+ * (METAROCE_UCTX_CAP_QP_RING) and posts through them with one doorbell
+ * per call (ring.cpp); other QPs, and every QP where the kernel has no
+ * rings or METAROCE_NO_RINGS is set, post by a POST_SEND / POST_RECV
+ * command per call.  The kernel validates the work requests either way.
+ * The ibv_wr_* API of IBV_QP_INIT_ATTR_SEND_OPS_FLAGS QPs batches into the
+ * same path (wr.cpp).
  */
 #include <cerrno>
 #include <cstdio>
@@ -45,6 +47,33 @@ static bool env_transport(uint32_t *transport, int *err) noexcept
 		     v);
 	*err = EINVAL;
 	return false;
+}
+
+static void unmap_rings(qp *q) noexcept
+{
+	wq_ring_unmap(&q->sq);
+	wq_ring_unmap(&q->rq);
+}
+
+/* Map the work queues the kernel made for @q, sized by the granted caps. */
+static int map_rings(qp *q, struct ibv_context *ibctx,
+		     const struct ibv_qp_init_attr_ex *attr,
+		     const struct metaroce_create_qp_resp &resp) noexcept
+{
+	int ret = 0;
+
+	if (resp.comp_mask & METAROCE_CREATE_QP_RESP_SQ_RING)
+		ret = wq_ring_map(&q->sq, ibctx, resp.sq,
+				  sizeof(struct metaroce_sq_wqe),
+				  attr->cap.max_send_sge,
+				  attr->cap.max_inline_data);
+	if (!ret && (resp.comp_mask & METAROCE_CREATE_QP_RESP_RQ_RING))
+		ret = wq_ring_map(&q->rq, ibctx, resp.rq,
+				  sizeof(struct metaroce_rq_wqe),
+				  attr->cap.max_recv_sge, 0);
+	if (ret)
+		unmap_rings(q);
+	return ret;
 }
 
 /*
@@ -91,6 +120,10 @@ struct ibv_qp *create_qp_req(struct ibv_context *ibctx,
 			return nullptr;
 		}
 	}
+	/* Only ask a kernel that offers it: an older one refuses the bit. */
+	if (attr->qp_type == IBV_QPT_RC &&
+	    (to_context(ibctx)->use_caps & METAROCE_UCTX_CAP_QP_RING))
+		cmd.drv.comp_mask |= METAROCE_CREATE_QP_REQ_RINGS;
 	q = alloc_obj<qp>();
 	if (!q)
 		return nullptr;
@@ -106,9 +139,12 @@ struct ibv_qp *create_qp_req(struct ibv_context *ibctx,
 		return nullptr;
 	}
 	q->transport = resp.drv.transport;
-	ret = wr_init(q, attr);
+	ret = map_rings(q, ibctx, attr, resp.drv);
+	if (!ret)
+		ret = wr_init(q, attr);
 	if (ret) {
 		ibv_cmd_destroy_qp(&q->vqp.qp);
+		unmap_rings(q);
 		std::free(q);
 		errno = ret;
 		return nullptr;
@@ -171,6 +207,7 @@ int destroy_qp(struct ibv_qp *ibqp) noexcept
 	if (ret)
 		return ret;
 	wr_fini(to_qp(ibqp));
+	unmap_rings(to_qp(ibqp));
 	std::free(to_qp(ibqp));
 	return 0;
 }

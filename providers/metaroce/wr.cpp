@@ -10,7 +10,8 @@
  * ibv_send_wr to arrays allocated at create time for max_send_wr WRs of
  * max_send_sge SGEs and max_inline_data inline bytes (nothing is allocated
  * while posting), and ibv_wr_complete() hands the whole list to
- * ibv_cmd_post_send(), the same path ibv_post_send() takes.
+ * post_send() (ring.cpp), the same path ibv_post_send() takes: the mapped
+ * send queue, or the POST_SEND command.
  *
  * Builders return nothing, so the first error found while building
  * (an opcode or setter the QP was not created for, a full batch, too many
@@ -370,7 +371,10 @@ void wr_start(struct ibv_qp_ex *qpx) noexcept
 	b.err = 0;
 }
 
-/* Post b.wrs[0..count) in commands that libibverbs can carry. */
+/*
+ * Post b.wrs[0..count) in lists a POST_SEND command can carry (a mapped
+ * send queue would take any length; the split costs it nothing).
+ */
 int post_batch(qp *q, wr_batch &b) noexcept
 {
 	uint32_t first = 0;
@@ -392,7 +396,7 @@ int post_batch(qp *q, wr_batch &b) noexcept
 			end++;
 		}
 		b.wrs[end - 1].next = nullptr;
-		ret = ibv_cmd_post_send(&q->vqp.qp, &b.wrs[first], &bad);
+		ret = post_send(&q->vqp.qp, &b.wrs[first], &bad);
 		if (ret)
 			return ret;
 		first = end;
