@@ -133,7 +133,8 @@ struct verbs_context *alloc_context(struct ibv_device *ibdev, int cmd_fd,
 	ctx->caps = resp.drv.caps;
 	ctx->use_caps = ctx->caps;
 	if (no_rings())
-		ctx->use_caps &= ~uint32_t(METAROCE_UCTX_CAP_CQ_RING);
+		ctx->use_caps &= ~uint32_t(METAROCE_UCTX_CAP_CQ_RING |
+					  METAROCE_UCTX_CAP_QP_RING);
 
 	verbs_set_ops(&ctx->ibvctx, &context_ops);
 	return &ctx->ibvctx;
