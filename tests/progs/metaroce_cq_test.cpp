@@ -40,25 +40,12 @@
 
 #include <infiniband/verbs.h>
 #include "check.h"
-#include "open_device.h"
+#include "verbs_util.h"
 
 namespace {
 
 int failures;
 constexpr int wait_ms = 30000; /* a hang guard, not a timing check */
-
-/* Lines of /proc/self/maps that map a uverbs device. */
-std::vector<std::string> uverbs_maps()
-{
-	std::ifstream maps("/proc/self/maps");
-	std::vector<std::string> out;
-	std::string line;
-
-	while (std::getline(maps, line))
-		if (line.find("/dev/infiniband/uverbs") != std::string::npos)
-			out.push_back(line);
-	return out;
-}
 
 /* An RC QP in ERR on @cq: every post completes at once, flushed. */
 struct err_qp {
@@ -123,14 +110,14 @@ void check_path(ibv_context *ctx, bool rings)
 	CHECK(cq, "ibv_create_cq: %s", std::strerror(errno));
 	if (!cq)
 		return;
-	n = uverbs_maps().size();
+	n = vu::uverbs_maps().size();
 	CHECK(n == (rings ? 1u : 0u), "%zu uverbs mappings with one CQ, rings %s",
 	      n, rings ? "yes" : "no");
 	if (n != (rings ? 1u : 0u))
 		std::system(("cat /proc/" + std::to_string(getpid()) + "/maps")
 				    .c_str());
 	CHECK(!ibv_destroy_cq(cq), "ibv_destroy_cq");
-	n = uverbs_maps().size();
+	n = vu::uverbs_maps().size();
 	CHECK(n == 0, "%zu uverbs mappings after destroying the CQ", n);
 }
 
@@ -317,7 +304,7 @@ void check_corrupt(ibv_context *ctx, ibv_pd *pd)
 	CHECK(cq, "ibv_create_cq: %s", std::strerror(errno));
 	if (!cq)
 		return;
-	maps = uverbs_maps();
+	maps = vu::uverbs_maps();
 	CHECK(maps.size() == 1, "%zu uverbs mappings", maps.size());
 	if (maps.size() == 1 &&
 	    std::sscanf(maps[0].c_str(), "%lx-", &start) == 1) {

@@ -23,6 +23,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <infiniband/verbs.h>
 #include "open_device.h"
@@ -134,6 +135,19 @@ inline int poll_one(ibv_cq *cq, ibv_wc &wc, double seconds = 30)
 			return 0;
 		std::this_thread::sleep_for(std::chrono::microseconds(200));
 	}
+}
+
+// Lines of /proc/self/maps that map a uverbs device (mapped rings).
+inline std::vector<std::string> uverbs_maps()
+{
+	std::ifstream maps("/proc/self/maps");
+	std::vector<std::string> out;
+	std::string line;
+
+	while (std::getline(maps, line))
+		if (line.find("/dev/infiniband/uverbs") != std::string::npos)
+			out.push_back(line);
+	return out;
 }
 
 // Device counter NAME of "rdma statistic" (sysfs hw_counters), or -1.

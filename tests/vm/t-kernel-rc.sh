@@ -21,6 +21,10 @@
 #   - the ibv_wr_* API (tests/progs/metaroce_wr_test): every opcode with
 #     its data, immediate and atomic results, a batch of max_send_wr WRs
 #     in one ibv_wr_complete(), ibv_wr_abort(), the latched errors, UD;
+#   - ibv_post_send/recv (tests/progs/metaroce_post_test) on the mapped
+#     work queues and on the command path (METAROCE_NO_RINGS=1): a list
+#     with a refused WR posts the ones before it and nothing after, a
+#     full send queue, inline buffers, a ring the process corrupts;
 #   - pingpong, ib_write_bw, ib_read_bw and ib_atomic_bw again with 1%
 #     netem loss on both ends: rdma statistic counts retransmits, and in
 #     MetaRoCE mode SACKs sent and received and out-of-order arrivals
@@ -39,7 +43,10 @@ mode=${2:-metaroce}
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
 
 wr_test=$build/tests/progs/metaroce_wr_test
-[ -x "$wr_test" ] || fail "$wr_test not built"
+post_test=$build/tests/progs/metaroce_post_test
+for p in "$wr_test" "$post_test"; do
+	[ -x "$p" ] || fail "$p not built"
+done
 iters=${METAROCE_TEST_ITERS:-200}
 server=10.88.0.1
 
@@ -111,6 +118,15 @@ done
 step "ibv_wr_* API (metaroce_wr_test)"
 "$wr_test" --a mr0 --b mr1 --gid "$gid" | tee wr-test.txt || fail "metaroce_wr_test"
 grep -q '^PASS: wr API' wr-test.txt || fail "metaroce_wr_test did not pass"
+
+step "ibv_post_send/recv on both paths (metaroce_post_test)"
+"$post_test" --a mr0 --b mr1 --gid "$gid" --rings yes | tee post-rings.txt ||
+	fail "metaroce_post_test, rings"
+METAROCE_NO_RINGS=1 "$post_test" --a mr0 --b mr1 --gid "$gid" --rings no |
+	tee post-no-rings.txt || fail "metaroce_post_test, METAROCE_NO_RINGS=1"
+grep -q '^PASS: post (rings yes)' post-rings.txt &&
+	grep -q '^PASS: post (rings no)' post-no-rings.txt ||
+	fail "metaroce_post_test did not pass"
 perf lossless ib_write_lat 64
 perf lossless ib_send_lat 64
 # RDMA READ and atomics (perftest has no immediate-data option).
