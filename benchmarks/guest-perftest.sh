@@ -10,6 +10,9 @@
 #   mr2  MetaRoCE, mr0 over eth0 and eth1 (planes 0 and 1; needs --planes 2)
 #   mr1  MetaRoCE, mr0 over eth0 only (plane 1 removed): the same one link as
 #        rxe, the like-for-like comparison
+#   mr1sys  mr1 with METAROCE_NO_RINGS=1 on both ends: the provider's
+#        syscall path (every post and poll a uverbs command), to weigh the
+#        mapped rings against it
 #   rxe  the kernel's rdma_rxe (RoCEv2, go-back-N), rxe0 on eth0
 # Conditions, put on every plane of both guests with netem (see cond_netem):
 #   0, a number P (loss P%), burst (Gilbert-Elliott loss, ~1% in bursts of 4
@@ -190,11 +193,12 @@ client() {
 
 run() {
 	local r=$1 cond=$2 side=$3 prog=$4 dev=mr0 v
-	local -a args
+	local -a args env=()
 	port=$((port + 1))
 	case $side in
 	mr2) set_mr_planes 2 ;;
 	mr1) set_mr_planes 1 ;;
+	mr1sys) set_mr_planes 1; env=(env METAROCE_NO_RINGS=1) ;;
 	rxe) dev=rxe0 ;;
 	*) fail "unknown side $side" ;;
 	esac
@@ -202,12 +206,12 @@ run() {
 	vm_barrier "r$r-$cond-$side-$prog" 300 || fail "barrier"
 	[ "$dev" = mr0 ] && counters "$r $cond $side $prog before"
 	if [ "$GUEST_INDEX" = 0 ]; then
-		if ! timeout 180 "$prog" "${args[@]}" >srv.txt 2>&1; then
+		if ! timeout 180 "${env[@]}" "$prog" "${args[@]}" >srv.txt 2>&1; then
 			echo "server $prog on $side failed: $(tail -3 srv.txt)"
 			echo "$r $cond $side $prog fail ${unit[$prog]}" >>"$srvfail"
 			failed=1
 		fi
-	elif client cli.txt "$prog" "${args[@]}"; then
+	elif client cli.txt "${env[@]}" "$prog" "${args[@]}"; then
 		v=$(prog_value "$prog" cli.txt)
 		echo "$r $cond $side $prog ${v:-nan} ${unit[$prog]}" | tee -a "$out"
 	else

@@ -6,7 +6,9 @@
 # two-guest qemu testbed:
 #   benchmarks/perftest-vs-rxe.sh [BUILD_DIR]
 # Environment (defaults): ROUNDS (3), PROGS (ib_write_bw,ib_send_bw,ib_read_bw,
-# ib_send_lat,ib_write_lat), BW_ITERS (200 messages of 64 KiB), ITERS (500
+# ib_send_lat,ib_write_lat), SIDES (mr1,rxe; mr1,mr1sys,rxe adds MetaRoCE on
+# the provider's syscall path, METAROCE_NO_RINGS=1), BW_ITERS (200 messages
+# of 64 KiB), ITERS (500
 # latency iterations of 64 B), KERNEL (6.1), OUT (a new directory under
 # ${TMPDIR:-/tmp}: where perftest-vs-rxe.csv and .md go).
 #
@@ -20,6 +22,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(realpath -e "${1:-$root/build}")
 rounds=${ROUNDS:-3}
 progs=${PROGS:-ib_write_bw,ib_send_bw,ib_read_bw,ib_send_lat,ib_write_lat}
+sides=${SIDES:-mr1,rxe}
 bw_iters=${BW_ITERS:-200}
 iters=${ITERS:-500}
 kernel=${KERNEL:-6.1}
@@ -29,7 +32,7 @@ log=$out/log
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 rc=0
 "$root/tests/vm/vmtest.sh" --kernel "$kernel" --guests 2 --planes 1 --timeout 3600 --out "$log" -- \
-	"$root/benchmarks/guest-perftest.sh" "$build" --rounds "$rounds" --sides mr1,rxe \
+	"$root/benchmarks/guest-perftest.sh" "$build" --rounds "$rounds" --sides "$sides" \
 	--conds 0 --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" || rc=$?
 [ -f "$log/guest1/bench.txt" ] || { echo "perftest-vs-rxe: no results, logs in $log" >&2; exit 1; }
 python3 "$root/benchmarks/perftest_vs_rxe_report.py" "$log/guest1/bench.txt" \

@@ -34,33 +34,45 @@ def main():
     print("| program | unit | MetaRoCE | rxe | MetaRoCE / rxe | target | met |")
     print("|---|---|---|---|---|---|---|")
     for p in progs:
-        cells, unit = {}, ""
-        for side in ("mr1", "rxe"):
-            runs = [r for r in rows if r["prog"] == p and r["side"] == side]
-            unit = runs[0]["unit"] if runs else unit
-            done = [float(r["value"]) for r in runs if r["value"] != "fail"]
-            # perftest may print nan, inf or 0.00 for a run that exited 0
-            # but measured nothing: no value, not a failure, not a median
-            vals = [v for v in done if math.isfinite(v) and v > 0]
-            cells[side] = (statistics.median(vals) if vals else None,
-                           len(runs) - len(done), len(done) - len(vals), vals)
-        lat = unit == "us"
-        m, x = cells["mr1"][0], cells["rxe"][0]
-        ratio = m / x if m is not None and x else None
-        if lat:
+        m, x = side_cells(rows, p, "mr1"), side_cells(rows, p, "rxe")
+        unit = m["unit"] or x["unit"]
+        ratio = m["median"] / x["median"] if m["median"] is not None and x["median"] else None
+        if unit == "us":
             target, met = f"<= {LAT_TARGET}", ratio is not None and ratio <= LAT_TARGET
         else:
             target = f">= {BW_TARGET} (aim {BW_AIM})"
             met = ratio is not None and ratio >= BW_TARGET
-        def cell(side):
-            v, failed, void, vals = cells[side]
-            s = "-" if v is None else f"{v:.2f}"
-            s += f" ({', '.join(f'{x:.2f}' for x in vals)})" if vals else ""
-            s += f" ({failed} failed)" if failed else ""
-            return s + (f" ({void} without a value)" if void else "")
-        print(f"| {p} | {unit} | {cell('mr1')} | {cell('rxe')} | "
+        print(f"| {p} | {unit} | {cell(m)} | {cell(x)} | "
               f"{'-' if ratio is None else f'{ratio:.2f}'} | {target} | {'yes' if met else '**no**'} |")
     print("\nmedians of the rounds (each round's value in brackets); latency is t_typical")
+    if any(r["side"] == "mr1sys" for r in rows):
+        print("\n## MetaRoCE: mapped rings (mr1) vs the syscall path (mr1sys, METAROCE_NO_RINGS=1)\n")
+        print("| program | unit | rings | syscall path | rings / syscall path |")
+        print("|---|---|---|---|---|")
+        for p in progs:
+            m, c = side_cells(rows, p, "mr1"), side_cells(rows, p, "mr1sys")
+            ratio = m["median"] / c["median"] if m["median"] is not None and c["median"] else None
+            print(f"| {p} | {m['unit'] or c['unit']} | {cell(m)} | {cell(c)} | "
+                  f"{'-' if ratio is None else f'{ratio:.2f}'} |")
+
+
+def side_cells(rows, prog, side):
+    """The median of one side's runs of PROG and how many gave no value."""
+    runs = [r for r in rows if r["prog"] == prog and r["side"] == side]
+    done = [float(r["value"]) for r in runs if r["value"] != "fail"]
+    # perftest may print nan, inf or 0.00 for a run that exited 0 but
+    # measured nothing: no value, not a failure, not a median
+    vals = [v for v in done if math.isfinite(v) and v > 0]
+    return dict(unit=runs[0]["unit"] if runs else "",
+                median=statistics.median(vals) if vals else None,
+                failed=len(runs) - len(done), void=len(done) - len(vals), vals=vals)
+
+
+def cell(c):
+    s = "-" if c["median"] is None else f"{c['median']:.2f}"
+    s += f" ({', '.join(f'{x:.2f}' for x in c['vals'])})" if c["vals"] else ""
+    s += f" ({c['failed']} failed)" if c["failed"] else ""
+    return s + (f" ({c['void']} without a value)" if c["void"] else "")
 
 
 if __name__ == "__main__":
