@@ -221,7 +221,7 @@ static int metaroce_create_qp_resp(struct metaroce_qp *qp,
 
 	if (choice->rings) {
 		/* A ring whose place the process cannot learn is no use. */
-		if (udata->outlen < offsetofend(typeof(resp), rq))
+		if (!udata || udata->outlen < offsetofend(typeof(resp), rq))
 			return -EINVAL;
 		err = metaroce_qp_map_rings(qp, udata, &resp);
 		if (err)

@@ -7,7 +7,7 @@
  * and rings the doorbell, a POST_SEND or POST_RECV command that carries no
  * work request; uverbs then calls post_send/post_recv with a NULL list and
  * we take the new entries here.  This spares every post the uverbs
- * marshalling (an allocation and a copy per WR list).  The ring is not
+ * marshalling of its WRs (their allocation and copy).  The ring is not
  * the queue: each entry is copied out of the process's reach (the
  * process may be rewriting it meanwhile), checked, and posted exactly as
  * a WR of the command would be (metaroce_post_one_send/_recv), so both
@@ -155,6 +155,8 @@ static int metaroce_ring_doorbell(struct metaroce_qp *qp,
 		if (err)
 			break;
 		ring->consumer++;
+		/* A ring can hold METAROCE_MAX_QP_WR entries. */
+		cond_resched();
 	}
 	smp_store_release(&ring->hdr->consumer, ring->consumer);
 out:

@@ -372,13 +372,19 @@ void wr_start(struct ibv_qp_ex *qpx) noexcept
 }
 
 /*
- * Post b.wrs[0..count) in lists a POST_SEND command can carry (a mapped
- * send queue would take any length; the split costs it nothing).
+ * Post b.wrs[0..count): in one call through a mapped send queue, else in
+ * lists a POST_SEND command can carry.
  */
 int post_batch(qp *q, wr_batch &b) noexcept
 {
 	uint32_t first = 0;
 
+	if (q->sq.hdr && b.count) {
+		struct ibv_send_wr *bad = nullptr;
+
+		b.wrs[b.count - 1].next = nullptr;
+		return post_send(&q->vqp.qp, b.wrs, &bad);
+	}
 	while (first < b.count) {
 		size_t bytes = sizeof(struct ib_uverbs_post_send);
 		struct ibv_send_wr *bad = nullptr;

@@ -13,9 +13,12 @@
  *     uverbs device into the process, one with an SRQ one, a UD QP none
  *     (rings yes); nothing is mapped for a QP with rings no;
  *   - a list whose second WR the kernel refuses (SEND_WITH_INV, which it
- *     does not have): EINVAL, bad_wr is that WR, the first is sent and the third
- *     is not, ever: the next post is received as the second message, with
- *     its own payload;
+ *     does not have): EINVAL, bad_wr is that WR, the first is sent and the
+ *     third is not, ever: the next post is received as the second
+ *     message, with its own payload;
+ *   - the same with LOCAL_INV, which uverbs refuses before the driver: on
+ *     the command path the whole list is refused (bad_wr the first WR),
+ *     through the ring only that WR (as above);
  *   - a list with more SGEs than granted in its second WR: the same;
  *   - a receive list whose second WR has too many SGEs: EINVAL, bad_wr is
  *     it, only the first is posted (the peer's second SEND lands in it
@@ -24,11 +27,13 @@
  *     ENOMEM and bad_wr is the first WR past the queue's depth;
  *   - an inline SEND whose buffer is overwritten as soon as the post
  *     returned: the peer receives the bytes posted;
- *   - rings only, the process corrupting its own ring and ringing the
- *     doorbell itself (a POST_SEND command without WRs written to the
- *     command fd): a producer index past the ring's size, and an entry
- *     with more SGEs than the ring has room for, are refused with EINVAL
- *     and send nothing; once the index is restored, posting works.
+ *   - rings only, the process corrupting its own rings and ringing the
+ *     doorbell itself (POST_SEND / POST_RECV without WRs written to the
+ *     command fd): a producer index past the ring or behind its consumer,
+ *     send entries with more SGEs than the QP has, inline with SGEs or
+ *     with more inline bytes than the QP has, receive entries with the
+ *     reserved word set or too many SGEs, are refused with EINVAL and
+ *     post nothing; the provider's next post works.
  * Prints "ok CASE" or "FAIL: ..." lines, and "PASS: post" at the end;
  * exit 0 only without a failed check.
  */
@@ -73,13 +78,25 @@ side a, b;
 int gid_idx;
 bool rings;
 
-/* A connected RC pair a -> b: both RTS, or null QPs after a FAIL. */
+/*
+ * A connected RC pair a -> b, both in RTS, or not ok() after a FAIL.  A's
+ * QP goes to @dqpn_of_a instead of b's if set (a peer that never
+ * answers), with room for @max_inline bytes of inline data.
+ */
 struct pair {
 	ibv_qp *qa = nullptr, *qb = nullptr;
+	bool connected = false;
 
-	explicit pair(uint32_t dqpn_of_a = 0)
+	explicit pair(uint32_t dqpn_of_a = 0, uint32_t max_inline = 0)
 	{
-		qa = vu::create_rc(a.pd, a.cq, depth);
+		ibv_qp_init_attr ia = {};
+
+		ia.send_cq = ia.recv_cq = a.cq;
+		ia.qp_type = IBV_QPT_RC;
+		ia.cap.max_send_wr = ia.cap.max_recv_wr = depth;
+		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+		ia.cap.max_inline_data = max_inline;
+		qa = ibv_create_qp(a.pd, &ia);
 		qb = vu::create_rc(b.pd, b.cq, depth);
 		CHECK(qa && qb, "create_qp: %s", std::strerror(errno));
 		if (!qa || !qb)
@@ -92,6 +109,7 @@ struct pair {
 		err = err ?: vu::to_rts(qa, 0x100);
 		err = err ?: vu::to_rts(qb, 0x200);
 		CHECK(!err, "connect: %s", std::strerror(err));
+		connected = !err;
 	}
 	~pair()
 	{
@@ -100,7 +118,7 @@ struct pair {
 		if (qb)
 			ibv_destroy_qp(qb);
 	}
-	bool ok() const { return qa && qb; }
+	bool ok() const { return connected; }
 };
 
 void fill(uint8_t *p, uint8_t seed)
@@ -199,9 +217,12 @@ void check_path()
 
 /*
  * A send list of three whose second WR is refused (@spoil breaks it):
- * only the first arrives, then a fresh post arrives second.
+ * only the first arrives, then a fresh post arrives second.  With
+ * @whole_list the refusal is the whole list's (nothing arrives before
+ * the fresh post, and bad_wr is the first WR).
  */
-void check_send_list(const char *what, void (*spoil)(ibv_send_wr &))
+void check_send_list(const char *what, void (*spoil)(ibv_send_wr &),
+		     bool whole_list = false)
 {
 	pair p;
 	ibv_sge sg[3], extra[2];
@@ -229,18 +250,21 @@ void check_send_list(const char *what, void (*spoil)(ibv_send_wr &))
 	int err = ibv_post_send(p.qa, wr, &bad);
 	CHECK(err == EINVAL, "%s: post_send returned %s", what,
 	      std::strerror(err));
-	CHECK(bad == &wr[1], "%s: bad_wr is WR %td", what,
+	CHECK(bad == &wr[whole_list ? 0 : 1], "%s: bad_wr is WR %td", what,
 	      bad ? bad - wr : -1);
-	if (next_wc(a.cq, wc, what))
-		CHECK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS,
-		      "%s: send completion wr_id %" PRIu64 " %s", what,
-		      wc.wr_id, ibv_wc_status_str(wc.status));
-	if (next_wc(b.cq, wc, what))
-		CHECK(wc.wr_id == 100 && wc.byte_len == msg_len &&
-			      filled(b.slot(0), 10),
-		      "%s: first receive wr_id %" PRIu64 " len %u", what,
-		      wc.wr_id, wc.byte_len);
-	/* The third WR was taken back: a fresh post is the second message. */
+	if (!whole_list) {
+		if (next_wc(a.cq, wc, what))
+			CHECK(wc.wr_id == 1 && wc.status == IBV_WC_SUCCESS,
+			      "%s: send completion wr_id %" PRIu64 " %s", what,
+			      wc.wr_id, ibv_wc_status_str(wc.status));
+		if (next_wc(b.cq, wc, what))
+			CHECK(wc.wr_id == 100 && wc.byte_len == msg_len &&
+				      filled(b.slot(0), 10),
+			      "%s: first receive wr_id %" PRIu64 " len %u",
+			      what, wc.wr_id, wc.byte_len);
+	}
+	/* What was not posted never is: a fresh post is the next message. */
+	size_t next = whole_list ? 0 : 1;
 	fill(a.slot(3), 40);
 	sg[0] = a.sge(3);
 	wr[0].wr_id = 4;
@@ -251,11 +275,12 @@ void check_send_list(const char *what, void (*spoil)(ibv_send_wr &))
 		      "%s: send completion wr_id %" PRIu64 " %s", what,
 		      wc.wr_id, ibv_wc_status_str(wc.status));
 	if (next_wc(b.cq, wc, what))
-		CHECK(wc.wr_id == 101 && filled(b.slot(1), 40),
-		      "%s: second receive wr_id %" PRIu64 " holds %s", what,
+		CHECK(wc.wr_id == 100 + next && filled(b.slot(next), 40),
+		      "%s: receive wr_id %" PRIu64 " holds %s", what,
 		      wc.wr_id,
-		      filled(b.slot(1), 12) ? "the third WR's payload" :
-					      "other bytes");
+		      filled(b.slot(next), 12) ? "the third WR's payload" :
+		      filled(b.slot(next), 10) ? "the first WR's payload" :
+						 "other bytes");
 	cq_quiet(a.cq, what);
 	cq_quiet(b.cq, what);
 	std::printf("ok %s\n", what);
@@ -350,77 +375,71 @@ void check_full_queue()
 void check_inline_reuse()
 {
 	const char *what = "inline send, buffer reused at once";
-	ibv_qp_init_attr ia = {};
+	pair p(0, 64);
+	uint8_t src[64];
+	ibv_sge sg = {uintptr_t(src), sizeof(src), 0};
 	ibv_send_wr wr = {}, *bad;
-	uint8_t src[msg_len];
-	ibv_sge sg = {uintptr_t(src), 64, 0};
 	ibv_wc wc;
 
-	ia.send_cq = ia.recv_cq = a.cq;
-	ia.qp_type = IBV_QPT_RC;
-	ia.cap.max_send_wr = ia.cap.max_recv_wr = depth;
-	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-	ia.cap.max_inline_data = 64;
-	pair p;
 	if (!p.ok())
 		return;
-	/* The pair's QPs have no inline room: make A's with some. */
-	ibv_qp *qa = ibv_create_qp(a.pd, &ia);
-	CHECK(qa, "%s: create_qp: %s", what, std::strerror(errno));
-	if (!qa)
-		return;
-	ibv_destroy_qp(p.qb);
-	p.qb = vu::create_rc(b.pd, b.cq, depth);
-	int err = p.qb ? 0 : errno;
-	err = err ?: vu::to_init(qa, 0);
-	err = err ?: vu::to_init(p.qb, 0);
-	err = err ?: vu::to_rtr(qa, p.qb->qp_num, 0x200, b.gid, gid_idx);
-	err = err ?: vu::to_rtr(p.qb, qa->qp_num, 0x100, a.gid, gid_idx);
-	err = err ?: vu::to_rts(qa, 0x100);
-	err = err ?: vu::to_rts(p.qb, 0x200);
-	CHECK(!err, "%s: connect: %s", what, std::strerror(err));
-	if (!err) {
-		CHECK(!post_recv(p.qb, 0, 400), "%s: post_recv", what);
-		fill(src, 77);
-		wr.wr_id = 401;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
-		wr.sg_list = &sg;
-		wr.num_sge = 1;
-		CHECK(!ibv_post_send(qa, &wr, &bad), "%s: post_send", what);
-		std::memset(src, 0xee, sizeof(src));
-		if (next_wc(b.cq, wc, what))
-			CHECK(wc.wr_id == 400 && wc.byte_len == 64 &&
-				      !std::memcmp(b.slot(0), (fill(src, 77), src),
-						   64),
-			      "%s: received %u bytes, %s", what, wc.byte_len,
-			      "not those posted");
-		next_wc(a.cq, wc, what);
-	}
-	ibv_destroy_qp(qa);
+	CHECK(!post_recv(p.qb, 0, 400), "%s: post_recv", what);
+	fill(a.slot(9), 77);
+	std::memcpy(src, a.slot(9), sizeof(src));
+	wr.wr_id = 401;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	CHECK(!ibv_post_send(p.qa, &wr, &bad), "%s: post_send", what);
+	std::memset(src, 0xee, sizeof(src));
+	if (next_wc(b.cq, wc, what))
+		CHECK(wc.wr_id == 400 && wc.byte_len == sizeof(src) &&
+			      !std::memcmp(b.slot(0), a.slot(9), sizeof(src)),
+		      "%s: received %u bytes, not those posted", what,
+		      wc.byte_len);
+	if (next_wc(a.cq, wc, what))
+		CHECK(wc.wr_id == 401 && wc.status == IBV_WC_SUCCESS,
+		      "%s: send wr_id %" PRIu64 " %s", what, wc.wr_id,
+		      ibv_wc_status_str(wc.status));
 	std::printf("ok %s\n", what);
 }
 
 /*
- * The doorbell as the provider rings it, but ours: POST_SEND with no WR,
- * written to the command fd.  0 or the errno.
+ * The doorbell as the provider rings it, but ours: POST_SEND (or, with
+ * @recv, POST_RECV) with no WR, written to the command fd.  0 or the errno.
  */
-int raw_doorbell(ibv_qp *qp)
+int raw_doorbell(ibv_qp *qp, bool recv = false)
 {
 	struct {
 		ib_uverbs_cmd_hdr hdr;
 		ib_uverbs_post_send cmd;
-	} c = {};
+	} s = {};
+	struct {
+		ib_uverbs_cmd_hdr hdr;
+		ib_uverbs_post_recv cmd;
+	} r = {};
 	ib_uverbs_post_send_resp resp = {};
+	ssize_t n;
 
-	c.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	c.hdr.in_words = sizeof(c) / 4;
-	c.hdr.out_words = sizeof(resp) / 4;
-	c.cmd.response = uintptr_t(&resp);
-	c.cmd.qp_handle = qp->handle;
-	c.cmd.wqe_size = sizeof(ib_uverbs_send_wr);
-	return write(qp->context->cmd_fd, &c, sizeof(c)) == ssize_t(sizeof(c)) ?
-		       0 : errno;
+	if (recv) {
+		r.hdr.command = IB_USER_VERBS_CMD_POST_RECV;
+		r.hdr.in_words = sizeof(r) / 4;
+		r.hdr.out_words = sizeof(resp) / 4;
+		r.cmd.response = uintptr_t(&resp);
+		r.cmd.qp_handle = qp->handle;
+		r.cmd.wqe_size = sizeof(ib_uverbs_recv_wr);
+		n = write(qp->context->cmd_fd, &r, sizeof(r));
+		return n == ssize_t(sizeof(r)) ? 0 : errno;
+	}
+	s.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	s.hdr.in_words = sizeof(s) / 4;
+	s.hdr.out_words = sizeof(resp) / 4;
+	s.cmd.response = uintptr_t(&resp);
+	s.cmd.qp_handle = qp->handle;
+	s.cmd.wqe_size = sizeof(ib_uverbs_send_wr);
+	n = write(qp->context->cmd_fd, &s, sizeof(s));
+	return n == ssize_t(sizeof(s)) ? 0 : errno;
 }
 
 /* The mappings of the uverbs device, as "start" addresses. */
@@ -511,28 +530,107 @@ void check_corrupt_ring()
 	      "%s: producer %u consumer %u after two sends", what, h->producer,
 	      h->consumer);
 
-	/* An impossible producer: refused, nothing taken or sent. */
-	h->producer = 2 + 0x10000;
-	int err = raw_doorbell(p.qa);
-	CHECK(err == EINVAL, "%s: doorbell with producer past the ring: %s",
-	      what, std::strerror(err));
-	CHECK(h->consumer == 2, "%s: consumer moved to %u", what, h->consumer);
+	/* Impossible producers, past the ring or behind its consumer. */
+	for (uint32_t bad_producer : {2u + 0x10000u, 1u}) {
+		h->producer = bad_producer;
+		int err = raw_doorbell(p.qa);
+		CHECK(err == EINVAL, "%s: doorbell with producer %u: %s", what,
+		      bad_producer, std::strerror(err));
+		CHECK(h->consumer == 2, "%s: consumer moved to %u", what,
+		      h->consumer);
+	}
 
-	/* Entry 2: entry 1 again, with more SGEs than it has room for. */
-	std::memcpy(ring + hdr + 2 * stride, ring + hdr + stride, stride);
+	/*
+	 * Entry 2: entry 1 again, spoiled three ways the kernel must catch
+	 * before it reads past the entry or posts it: more SGEs than the
+	 * QP has, inline with SGEs, more inline bytes than the QP has.
+	 */
 	auto *e = reinterpret_cast<metaroce_sq_wqe *>(ring + hdr + 2 * stride);
-	e->num_sge = 1000;
-	h->producer = 3;
-	err = raw_doorbell(p.qa);
-	CHECK(err == EINVAL, "%s: doorbell with 1000 SGEs: %s", what,
-	      std::strerror(err));
-	CHECK(h->consumer == 2, "%s: consumer moved to %u", what, h->consumer);
+	for (int way = 0; way < 3; way++) {
+		std::memcpy(e, ring + hdr + stride, stride);
+		if (way == 0)
+			e->num_sge = 1000;
+		else if (way == 1)
+			e->send_flags |= IBV_SEND_INLINE;
+		else {
+			e->send_flags |= IBV_SEND_INLINE;
+			e->num_sge = 0;
+			e->inline_len = 0x10000;
+		}
+		h->producer = 3;
+		int err = raw_doorbell(p.qa);
+		CHECK(err == EINVAL, "%s: doorbell with spoiled entry %d: %s",
+		      what, way, std::strerror(err));
+		CHECK(h->consumer == 2, "%s: consumer moved to %u", what,
+		      h->consumer);
+	}
 	cq_quiet(b.cq, what);
 
-	/* Restored: the provider's next post is taken. */
-	h->producer = 2;
+	/* The provider republishes its own index: its next post is taken. */
 	CHECK(!send_one(p.qa, 2, 92, 0x5eed0003), "%s: post_send after", what);
 	expect_message(0x5eed0003, 602, 2, 92, what);
+	std::printf("ok %s\n", what);
+}
+
+/*
+ * Rings only: the receive ring, found by the wr_id the provider wrote
+ * into it; an entry with its reserved word set or too many SGEs is
+ * refused by the doorbell and posts nothing.
+ */
+void check_corrupt_recv_ring()
+{
+	const char *what = "corrupted receive ring";
+	constexpr size_t hdr = sizeof(metaroce_ring_hdr);
+	std::set<unsigned long> before = map_starts();
+	pair p;
+	uint8_t *ring = nullptr;
+	size_t stride = 0;
+
+	if (!p.ok())
+		return;
+	CHECK(!post_recv(p.qb, 0, 0x7ec0001), "%s: post_recv", what);
+	CHECK(!post_recv(p.qb, 1, 0x7ec0002), "%s: post_recv", what);
+	for (unsigned long s : map_starts()) {
+		auto *m = reinterpret_cast<uint8_t *>(s);
+
+		if (before.count(s) ||
+		    *reinterpret_cast<uint64_t *>(m + hdr) != 0x7ec0001)
+			continue;
+		for (size_t off = hdr + 8; off + 8 <= 4096; off += 8)
+			if (*reinterpret_cast<uint64_t *>(m + off) == 0x7ec0002) {
+				ring = m;
+				stride = off - hdr;
+				break;
+			}
+	}
+	CHECK(ring, "%s: B's receive ring not found", what);
+	if (!ring)
+		return;
+	auto *h = reinterpret_cast<volatile metaroce_ring_hdr *>(ring);
+	auto *e = reinterpret_cast<metaroce_rq_wqe *>(ring + hdr + 2 * stride);
+	for (int way = 0; way < 2; way++) {
+		std::memcpy(e, ring + hdr + stride, stride);
+		if (way == 0)
+			e->reserved = 1;
+		else
+			e->num_sge = 1000;
+		h->producer = 3;
+		int err = raw_doorbell(p.qb, true);
+		CHECK(err == EINVAL, "%s: doorbell with spoiled entry %d: %s",
+		      what, way, std::strerror(err));
+		CHECK(h->consumer == 2, "%s: consumer moved to %u", what,
+		      h->consumer);
+	}
+	h->producer = 2;
+	/* Two SENDs fill the two receives; a third finds none (RNR). */
+	for (int i = 0; i < 3; i++)
+		CHECK(!send_one(p.qa, size_t(i), uint8_t(70 + i), 0x7e0 + i),
+		      "%s: post_send", what);
+	expect_message(0x7e0, 0x7ec0001, 0, 70, what);
+	expect_message(0x7e1, 0x7ec0002, 1, 71, what);
+	cq_quiet(b.cq, what);
+	CHECK(!post_recv(p.qb, 2, 0x7ec0003), "%s: post_recv after", what);
+	expect_message(0x7e2, 0x7ec0003, 2, 72, what);
 	std::printf("ok %s\n", what);
 }
 
@@ -541,10 +639,15 @@ void too_many_sges(ibv_send_wr &wr)
 	wr.num_sge = 2; /* one granted */
 }
 
-void unknown_opcode(ibv_send_wr &wr)
+void opcode_not_had(ibv_send_wr &wr)
 {
 	/* uverbs passes it on; the device has no SEND with invalidate. */
 	wr.opcode = IBV_WR_SEND_WITH_INV;
+}
+
+void opcode_uverbs_refuses(ibv_send_wr &wr)
+{
+	wr.opcode = IBV_WR_LOCAL_INV;
 }
 
 bool open_side(side &s, const char *name)
@@ -589,15 +692,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	check_path();
-	check_send_list("send list, second WR with an unknown opcode",
-			unknown_opcode);
+	check_send_list("send list, second WR with an opcode the device has not",
+			opcode_not_had);
+	/* uverbs refuses the command before the driver sees a WR. */
+	check_send_list("send list, second WR with an opcode uverbs refuses",
+			opcode_uverbs_refuses, !rings);
 	check_send_list("send list, second WR with too many SGEs",
 			too_many_sges);
 	check_recv_list();
 	check_full_queue();
 	check_inline_reuse();
-	if (rings)
+	if (rings) {
 		check_corrupt_ring();
+		check_corrupt_recv_ring();
+	}
 	for (side *s : {&a, &b}) {
 		ibv_dereg_mr(s->mr);
 		ibv_destroy_cq(s->cq);

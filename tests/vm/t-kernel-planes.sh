@@ -175,7 +175,7 @@ cut_every_plane() {
 	local -a bw=(ib_write_bw -x "$gid" -F -s 4096 -n 1000000)
 	ip netns exec mrb timeout 200 stdbuf -oL "${bw[@]}" -d mr1 >"srv-cut$round.txt" 2>&1 &
 	srv_pid=$!
-	vm_wait_until 30 sh -c "ip netns exec mrb ss -ltn | grep -q ':18515 '" || fail "ib_write_bw server did not start"
+	MR_SRV_NS=mrb vm_wait_until 30 mr_listening tcp:18515 || fail "ib_write_bw server did not start"
 	ip netns exec mra timeout 120 stdbuf -oL "${bw[@]}" -d mr0 10.88.0.2 >"cli-cut$round.txt" 2>&1 &
 	cli_pid=$!
 	# The out-of-band exchange runs over plane 0: cut after it (perftest

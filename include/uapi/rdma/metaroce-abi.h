@@ -48,8 +48,9 @@
  * frees, and read by the other side as a load-acquire.  The kernel keeps
  * its own copy of the index it writes and never reads it back from the
  * mapping; an index it reads that is impossible (more entries used than
- * exist) is the process corrupting its own ring and puts the object in
- * error, never anything else.
+ * exist) is the process corrupting its own ring, and never harms anything
+ * but the process's object: a CQ goes into error, a work queue's doorbell
+ * fails (see "Work queue rings").
  */
 struct metaroce_ring_hdr {
 	__u32 producer;		/* entries [consumer, producer) are valid */
@@ -102,7 +103,10 @@ struct metaroce_create_cq_resp {
  * (wr_count 0): it takes the entries [consumer, producer) in order,
  * advancing consumer past each one it accepted, and stops at the first it
  * refuses, whose errno the doorbell returns (EINVAL for a malformed work
- * request, ENOMEM for a full queue, as the command would).  The entries
+ * request, ENOMEM for a full queue, as the driver does for a WR of the
+ * command; the command itself also refuses, before the driver sees any
+ * WR, a list longer than it carries or with an opcode uverbs does not
+ * know, where a ring posts the WRs before the bad one).  The entries
  * from consumer on were not posted; the provider reports the first of them
  * as bad_wr and takes them back by setting producer to consumer before
  * it posts again.  Between doorbells [consumer, producer) is empty, so
