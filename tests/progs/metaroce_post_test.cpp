@@ -411,35 +411,23 @@ void check_inline_reuse()
  */
 int raw_doorbell(ibv_qp *qp, bool recv = false)
 {
+	static_assert(sizeof(ib_uverbs_post_send) == sizeof(ib_uverbs_post_recv));
 	struct {
 		ib_uverbs_cmd_hdr hdr;
-		ib_uverbs_post_send cmd;
-	} s = {};
-	struct {
-		ib_uverbs_cmd_hdr hdr;
-		ib_uverbs_post_recv cmd;
-	} r = {};
+		ib_uverbs_post_send cmd; /* POST_RECV's has the same layout */
+	} c = {};
 	ib_uverbs_post_send_resp resp = {};
-	ssize_t n;
 
-	if (recv) {
-		r.hdr.command = IB_USER_VERBS_CMD_POST_RECV;
-		r.hdr.in_words = sizeof(r) / 4;
-		r.hdr.out_words = sizeof(resp) / 4;
-		r.cmd.response = uintptr_t(&resp);
-		r.cmd.qp_handle = qp->handle;
-		r.cmd.wqe_size = sizeof(ib_uverbs_recv_wr);
-		n = write(qp->context->cmd_fd, &r, sizeof(r));
-		return n == ssize_t(sizeof(r)) ? 0 : errno;
-	}
-	s.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
-	s.hdr.in_words = sizeof(s) / 4;
-	s.hdr.out_words = sizeof(resp) / 4;
-	s.cmd.response = uintptr_t(&resp);
-	s.cmd.qp_handle = qp->handle;
-	s.cmd.wqe_size = sizeof(ib_uverbs_send_wr);
-	n = write(qp->context->cmd_fd, &s, sizeof(s));
-	return n == ssize_t(sizeof(s)) ? 0 : errno;
+	c.hdr.command = recv ? IB_USER_VERBS_CMD_POST_RECV :
+			       IB_USER_VERBS_CMD_POST_SEND;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.hdr.out_words = sizeof(resp) / 4;
+	c.cmd.response = uintptr_t(&resp);
+	c.cmd.qp_handle = qp->handle;
+	c.cmd.wqe_size = recv ? sizeof(ib_uverbs_recv_wr) :
+				sizeof(ib_uverbs_send_wr);
+	return write(qp->context->cmd_fd, &c, sizeof(c)) == ssize_t(sizeof(c)) ?
+		       0 : errno;
 }
 
 /* The mappings of the uverbs device, as "start" addresses. */
@@ -454,6 +442,47 @@ std::set<unsigned long> map_starts()
 			out.insert(start);
 	}
 	return out;
+}
+
+/*
+ * A ring of ours mapped since @before, told by the wr_ids the provider
+ * wrote into its first two entries; nullptr if none.  *@stride is the
+ * distance between them.
+ */
+uint8_t *find_ring(const std::set<unsigned long> &before, uint64_t first_id,
+		   uint64_t second_id, size_t *stride)
+{
+	constexpr size_t hdr = sizeof(metaroce_ring_hdr);
+
+	for (unsigned long s : map_starts()) {
+		auto *m = reinterpret_cast<uint8_t *>(s);
+
+		if (before.count(s) ||
+		    *reinterpret_cast<uint64_t *>(m + hdr) != first_id)
+			continue;
+		for (size_t off = hdr + 8; off + 8 <= 4096; off += 8)
+			if (*reinterpret_cast<uint64_t *>(m + off) == second_id) {
+				*stride = off - hdr;
+				return m;
+			}
+	}
+	return nullptr;
+}
+
+/*
+ * With @producer published in the ring @h of @qp (its receive ring with
+ * @recv), the doorbell must fail with EINVAL and take nothing: consumer
+ * stays at 2.
+ */
+void expect_refused(volatile metaroce_ring_hdr *h, ibv_qp *qp, bool recv,
+		    uint32_t producer, const char *what, const char *how)
+{
+	h->producer = producer;
+	int err = raw_doorbell(qp, recv);
+	CHECK(err == EINVAL, "%s: doorbell with %s: %s", what, how,
+	      std::strerror(err));
+	CHECK(h->consumer == 2, "%s: %s: consumer moved to %u", what, how,
+	      h->consumer);
 }
 
 /* Post one signaled SEND of A's slot @slot, payload seeded @seed. */
@@ -509,19 +538,7 @@ void check_corrupt_ring()
 	expect_message(0x5eed0001, 600, 0, 90, what);
 	CHECK(!send_one(p.qa, 1, 91, 0x5eed0002), "%s: post_send", what);
 	expect_message(0x5eed0002, 601, 1, 91, what);
-	for (unsigned long s : map_starts()) {
-		auto *m = reinterpret_cast<uint8_t *>(s);
-
-		if (before.count(s) ||
-		    *reinterpret_cast<uint64_t *>(m + hdr) != 0x5eed0001)
-			continue;
-		for (size_t off = hdr + 8; off + 8 <= 4096; off += 8)
-			if (*reinterpret_cast<uint64_t *>(m + off) == 0x5eed0002) {
-				ring = m;
-				stride = off - hdr;
-				break;
-			}
-	}
+	ring = find_ring(before, 0x5eed0001, 0x5eed0002, &stride);
 	CHECK(ring, "%s: A's send ring not found", what);
 	if (!ring)
 		return;
@@ -531,14 +548,8 @@ void check_corrupt_ring()
 	      h->consumer);
 
 	/* Impossible producers, past the ring or behind its consumer. */
-	for (uint32_t bad_producer : {2u + 0x10000u, 1u}) {
-		h->producer = bad_producer;
-		int err = raw_doorbell(p.qa);
-		CHECK(err == EINVAL, "%s: doorbell with producer %u: %s", what,
-		      bad_producer, std::strerror(err));
-		CHECK(h->consumer == 2, "%s: consumer moved to %u", what,
-		      h->consumer);
-	}
+	expect_refused(h, p.qa, false, 2 + 0x10000, what, "producer past the ring");
+	expect_refused(h, p.qa, false, 1, what, "producer behind the consumer");
 
 	/*
 	 * Entry 2: entry 1 again, spoiled three ways the kernel must catch
@@ -546,23 +557,20 @@ void check_corrupt_ring()
 	 * QP has, inline with SGEs, more inline bytes than the QP has.
 	 */
 	auto *e = reinterpret_cast<metaroce_sq_wqe *>(ring + hdr + 2 * stride);
+	const char *const send_ways[] = {"1000 SGEs", "inline with SGEs",
+					 "64 KiB inline"};
 	for (int way = 0; way < 3; way++) {
 		std::memcpy(e, ring + hdr + stride, stride);
-		if (way == 0)
+		if (way == 0) {
 			e->num_sge = 1000;
-		else if (way == 1)
+		} else {
 			e->send_flags |= IBV_SEND_INLINE;
-		else {
-			e->send_flags |= IBV_SEND_INLINE;
-			e->num_sge = 0;
-			e->inline_len = 0x10000;
+			if (way == 2) {
+				e->num_sge = 0;
+				e->inline_len = 0x10000;
+			}
 		}
-		h->producer = 3;
-		int err = raw_doorbell(p.qa);
-		CHECK(err == EINVAL, "%s: doorbell with spoiled entry %d: %s",
-		      what, way, std::strerror(err));
-		CHECK(h->consumer == 2, "%s: consumer moved to %u", what,
-		      h->consumer);
+		expect_refused(h, p.qa, false, 3, what, send_ways[way]);
 	}
 	cq_quiet(b.cq, what);
 
@@ -590,36 +598,20 @@ void check_corrupt_recv_ring()
 		return;
 	CHECK(!post_recv(p.qb, 0, 0x7ec0001), "%s: post_recv", what);
 	CHECK(!post_recv(p.qb, 1, 0x7ec0002), "%s: post_recv", what);
-	for (unsigned long s : map_starts()) {
-		auto *m = reinterpret_cast<uint8_t *>(s);
-
-		if (before.count(s) ||
-		    *reinterpret_cast<uint64_t *>(m + hdr) != 0x7ec0001)
-			continue;
-		for (size_t off = hdr + 8; off + 8 <= 4096; off += 8)
-			if (*reinterpret_cast<uint64_t *>(m + off) == 0x7ec0002) {
-				ring = m;
-				stride = off - hdr;
-				break;
-			}
-	}
+	ring = find_ring(before, 0x7ec0001, 0x7ec0002, &stride);
 	CHECK(ring, "%s: B's receive ring not found", what);
 	if (!ring)
 		return;
 	auto *h = reinterpret_cast<volatile metaroce_ring_hdr *>(ring);
 	auto *e = reinterpret_cast<metaroce_rq_wqe *>(ring + hdr + 2 * stride);
+	const char *const recv_ways[] = {"the reserved word set", "1000 SGEs"};
 	for (int way = 0; way < 2; way++) {
 		std::memcpy(e, ring + hdr + stride, stride);
 		if (way == 0)
 			e->reserved = 1;
 		else
 			e->num_sge = 1000;
-		h->producer = 3;
-		int err = raw_doorbell(p.qb, true);
-		CHECK(err == EINVAL, "%s: doorbell with spoiled entry %d: %s",
-		      what, way, std::strerror(err));
-		CHECK(h->consumer == 2, "%s: consumer moved to %u", what,
-		      h->consumer);
+		expect_refused(h, p.qb, true, 3, what, recv_ways[way]);
 	}
 	h->producer = 2;
 	/* Two SENDs fill the two receives; a third finds none (RNR). */
