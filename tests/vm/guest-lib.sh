@@ -183,19 +183,35 @@ vm_retry() {
 	return "$rc"
 }
 
+# vm_tcp_connect ADDR PORT SEC: one TCP connection to ADDR:PORT, given up
+# after SEC seconds (the kernel retransmits a lost SYN within them); 0 if
+# it was accepted. Starts no program: under TCG a program read from the 9p
+# root can take seconds to start while the emulator is busy with network
+# traffic, which a short bound would count as a failed connection.
+vm_tcp_connect() {
+	local addr=${1:?usage: vm_tcp_connect ADDR PORT SEC} port=${2:?} sec=${3:?} fd pid ok=
+	exec {fd}< <(exec 2>/dev/null && exec 3<>"/dev/tcp/$addr/$port" && echo ok)
+	pid=$!
+	read -r -t "$sec" -u "$fd" ok || :
+	exec {fd}<&-
+	kill "$pid" 2>/dev/null || :
+	[ "$ok" = ok ]
+}
+
 # vm_wait_tcp ADDR PORT [TIMEOUT_SEC]: wait (default 60 s) until ADDR:PORT
 # accepts a TCP connection. The probe is a real connection: do not use it on
 # one-shot servers (ibv_rc_pingpong, perftest) that would take it for their
-# client; retry the client with vm_retry instead.
+# client; wait for such a server in its own guest instead.
 vm_wait_tcp() {
 	local addr=${1:?usage: vm_wait_tcp ADDR PORT [TIMEOUT]} port=${2:?} timeout=${3:-60}
-	vm_wait_until "$timeout" "$VM_BUSYBOX" timeout 2 bash -c "exec 3<>/dev/tcp/$addr/$port" 2>/dev/null
+	vm_wait_until "$timeout" vm_tcp_connect "$addr" "$port" 10
 }
 
 # vm_barrier NAME [TIMEOUT_SEC] [PLANE]: both guests wait here until both
 # arrived (default 120 s, over plane 0). Guest 0 listens on a TCP port
 # (20000-29999, derived from NAME); guest 1 connects to it on PLANE,
-# retrying. No-op with one guest.
+# retrying. No-op with one guest. A guest that gives up records the state
+# of its network (vm_net_diag).
 vm_barrier() {
 	local name=${1:?usage: vm_barrier NAME [TIMEOUT] [PLANE]} timeout=${2:-120} plane=${3:-0} port sum=0 i
 	[ "${GUEST_COUNT:-1}" -ge 2 ] || return 0
@@ -204,13 +220,43 @@ vm_barrier() {
 	done
 	port=$((20000 + sum))
 	if [ "$GUEST_INDEX" = 0 ]; then
-		"$VM_BUSYBOX" timeout "$timeout" "$VM_BUSYBOX" nc -l -p "$port" >/dev/null </dev/null ||
-			{ vm_err "vm_barrier $name: guest 1 did not arrive within ${timeout}s (or nc failed)"; return 1; }
+		"$VM_BUSYBOX" timeout "$timeout" "$VM_BUSYBOX" nc -l -p "$port" >/dev/null </dev/null || {
+			vm_err "vm_barrier $name: guest 1 did not arrive within ${timeout}s (or nc failed)"
+			vm_net_diag "barrier $name, port $port"
+			return 1
+		}
 	else
-		vm_wait_until "$timeout" "$VM_BUSYBOX" timeout 2 bash -c \
-			"exec 3<>/dev/tcp/$(vm_peer_addr "$plane")/$port" 2>/dev/null ||
-			{ vm_err "vm_barrier $name: guest 0 did not arrive within ${timeout}s"; return 1; }
+		# 20 s per attempt: room for SYN retransmissions on a busy link.
+		vm_wait_until "$timeout" vm_tcp_connect "$(vm_peer_addr "$plane")" "$port" 20 || {
+			vm_err "vm_barrier $name: guest 0 did not arrive within ${timeout}s"
+			vm_net_diag "barrier $name, port $port"
+			return 1
+		}
 	fi
+}
+
+# vm_net_diag WHY: a few lines on the state of this guest's network and
+# CPU (TCP/UDP/IP drop counters, per-link packet and drop counts, sockets,
+# the busiest processes), appended to $RESULTS/diag.txt, which the harness
+# prints for a failed guest.
+vm_net_diag() {
+	local why=${1:?usage: vm_net_diag WHY} d dev load _ line
+	read -r load _ </proc/loadavg
+	{
+		echo "diag at $(vm_uptime) s: $why; load $load"
+		nstat -asz 2>/dev/null | awk '$1 ~ /^(TcpActiveOpens|TcpPassiveOpens|TcpAttemptFails|TcpRetransSegs|TcpExtTCPTimeouts|TcpExtListenDrops|UdpInErrors|UdpRcvbufErrors|IpInDiscards|IpOutDiscards)$/ { printf "%s=%s ", $1, $2 } END { print "" }'
+		for d in /sys/class/net/eth*; do
+			dev=${d##*/}
+			line="$dev $(<"$d/operstate") rx $(<"$d/statistics/rx_packets")/drop $(<"$d/statistics/rx_dropped")"
+			line+=" tx $(<"$d/statistics/tx_packets")/drop $(<"$d/statistics/tx_dropped")"
+			line+=" qdisc $(tc -s qdisc show dev "$dev" 2>/dev/null | awk '/dropped/ { gsub(",", ""); print $7 " dropped, backlog " }
+				/backlog/ { print $2 "/" $3 }' | tr -d '\n')"
+			echo "$line"
+		done
+		echo "tcp: $(ss -tanH 2>/dev/null | awk '{ print $1, $4, $5 }' | head -n 6 | paste -sd ';')"
+		echo "top: $(ps -eo pcpu=,comm= --sort=-pcpu 2>/dev/null | head -n 4 | awk '{ print $2 " " $1 "%" }' | paste -sd ',')"
+	} >>"$RESULTS/diag.txt"
+	vm_err "state of the network at \"$why\" in diag.txt"
 }
 
 # vm_netem DEV ARGS...: replace DEV's root qdisc by netem ARGS (e.g.

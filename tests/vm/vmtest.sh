@@ -232,6 +232,13 @@ for ((g = 0; g < guests; g++)); do
 	fi
 done
 log "kernel $kver, $guests guest(s), $planes plane(s), logs in $out"
+# Datagrams the host dropped because a receiving socket was full: between
+# guests, those are the links' own losses (a qemu busy with a guest reads
+# its dgram socket late).  Host-wide, so other traffic counts too.
+host_udp_rcvbuf_errors() {
+	awk '$1 == "Udp:" { if (!n) { for (i = 2; i <= NF; i++) if ($i == "RcvbufErrors") c = i; n = 1 } else print $c }' /proc/net/snmp
+}
+udp_drops_start=$(host_udp_rcvbuf_errors)
 
 # ---------------------------------------------------------------- wait
 now() { date +%s.%N; }
@@ -338,6 +345,10 @@ for ((g = 0; g < guests; g++)); do
 			summary+=("  console.log (last lines):")
 			while IFS= read -r l; do summary+=("    $l"); done < <(tail -n 15 "$gd/console.log" | tr -d '\r')
 		fi
+		if [ -s "$gd/diag.txt" ]; then
+			summary+=("  diag.txt (vm_net_diag):")
+			while IFS= read -r l; do summary+=("    $l"); done < <(head -n 24 "$gd/diag.txt")
+		fi
 		[ -s "$gd/qemu.log" ] && summary+=("  qemu: $(head -n 3 "$gd/qemu.log" | tr '\n' ' ')")
 	fi
 done
@@ -382,6 +393,7 @@ boots=
 {
 	echo "vmtest: $verdict  $(basename "$script") on $kver, $guests guest(s), $planes plane(s), $(elapsed "$start" "$finish")s$boots"
 	printf '  %s\n' "${summary[@]}"
+	[ "$guests" -ge 2 ] && echo "  host: $(($(host_udp_rcvbuf_errors) - udp_drops_start)) datagrams dropped at full socket buffers during the run (UdpRcvbufErrors)"
 	echo "  logs: $out/guest<i>/{console.log,output.log,dmesg.txt}"
 } | tee "$out/summary.txt"
 exit "$overall"

@@ -6,7 +6,7 @@
 # vm_load_module/vm_unload_module (on KO, default the kernel's dummy module,
 # which needs nothing built), vm_install_provider (a stand-in .so unless
 # PROVIDER_BUILD_DIR is given), vm_veth_pair and vm_netns_pair with netem,
-# vm_wait_until, vm_wait_tcp, vm_dmesg_check.
+# vm_wait_until, vm_wait_tcp, vm_tcp_connect, vm_net_diag, vm_dmesg_check.
 set -euo pipefail
 # shellcheck source=../guest-lib.sh
 . "$VMTEST_LIB"
@@ -57,6 +57,26 @@ ip netns exec nsb "$VM_BUSYBOX" timeout 30 "$VM_BUSYBOX" nc -l -p 4444 >/dev/nul
 ip netns exec nsa bash -c ". '$VMTEST_LIB'; vm_wait_tcp 10.88.0.2 4444 20" || fail vm_wait_tcp
 wait
 vm_wait_until 1 false 2>/dev/null && fail "vm_wait_until false succeeded"
+
+step vm_tcp_connect + vm_net_diag
+ip netns exec nsb "$VM_BUSYBOX" timeout 60 "$VM_BUSYBOX" nc -l -p 4445 >/dev/null </dev/null &
+listener=$!
+in_nsa() { ip netns exec nsa bash -c ". '$VMTEST_LIB'; $*"; }
+out=$(in_nsa vm_tcp_connect 10.88.0.2 4446 10 2>&1) && fail "vm_tcp_connect to a closed port succeeded"
+[ -z "$out" ] || fail "vm_tcp_connect printed: $out"
+# Every packet lost: the attempt gives up at its bound (a hang would be the
+# harness's timeout) and the listener is still there for the next one.
+ip netns exec nsa tc qdisc replace dev veth0 root netem loss 100% || fail "netem loss 100% in nsa"
+in_nsa vm_tcp_connect 10.88.0.2 4445 2 && fail "vm_tcp_connect through 100% loss succeeded"
+ip netns exec nsa tc qdisc replace dev veth0 root netem delay 2ms || fail "netem back to delay 2ms in nsa"
+in_nsa vm_tcp_connect 10.88.0.2 4445 10 || fail "vm_tcp_connect to a listener failed"
+wait "$listener" || fail "the listener saw no connection"
+diag=$(mktemp -d)
+RESULTS=$diag vm_net_diag "selftest" 2>/dev/null
+grep -q '^diag at .*: selftest; load ' "$diag/diag.txt" || fail "vm_net_diag: no header: $(cat "$diag/diag.txt")"
+grep -q 'TcpActiveOpens=[0-9]' "$diag/diag.txt" || fail "vm_net_diag: no TCP counters"
+grep -q '^eth0 up rx [0-9]*/drop [0-9]* tx [0-9]*/drop [0-9]* qdisc [0-9]* dropped' "$diag/diag.txt" ||
+	fail "vm_net_diag: no eth0 line: $(cat "$diag/diag.txt")"
 vm_barrier solo 5 || fail "vm_barrier is not a no-op with one guest"
 
 step vm_dmesg_check
