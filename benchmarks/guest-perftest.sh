@@ -13,6 +13,9 @@
 #   mr1sys  mr1 with METAROCE_NO_RINGS=1 on both ends: the provider's
 #        syscall path (every post and poll a uverbs command), to weigh the
 #        mapped rings against it
+#   mr1v2  mr1 with METAROCE_TRANSPORT=rocev2 on both ends: the same module,
+#        provider and link carrying RoCEv2 (go-back-N), which separates what
+#        the MetaRoCE protocol costs from what the module's data path does
 #   rxe  the kernel's rdma_rxe (RoCEv2, go-back-N), rxe0 on eth0
 # Conditions, put on every plane of both guests with netem (see cond_netem):
 #   0, a number P (loss P%), burst (Gilbert-Elliott loss, ~1% in bursts of 4
@@ -199,6 +202,7 @@ run() {
 	mr2) set_mr_planes 2 ;;
 	mr1) set_mr_planes 1 ;;
 	mr1sys) set_mr_planes 1; env=(env METAROCE_NO_RINGS=1) ;;
+	mr1v2) set_mr_planes 1; env=(env METAROCE_TRANSPORT=rocev2) ;;
 	rxe) dev=rxe0 ;;
 	*) fail "unknown side $side" ;;
 	esac

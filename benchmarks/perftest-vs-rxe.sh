@@ -6,10 +6,10 @@
 # two-guest qemu testbed:
 #   benchmarks/perftest-vs-rxe.sh [BUILD_DIR]
 # Environment (defaults): ROUNDS (3), PROGS (ib_write_bw,ib_send_bw,ib_read_bw,
-# ib_send_lat,ib_write_lat), SIDES (mr1,rxe; mr1,mr1sys,rxe adds MetaRoCE on
-# the provider's syscall path, METAROCE_NO_RINGS=1), BW_ITERS (200 messages
-# of 64 KiB), ITERS (500
-# latency iterations of 64 B), KERNEL (6.1), OUT (a new directory under
+# ib_send_lat,ib_write_lat), SIDES (mr1,rxe; also mr1sys, MetaRoCE on the
+# provider's syscall path, and mr1v2, the module in RoCEv2 mode: see
+# guest-perftest.sh), BW_ITERS (200 messages of 64 KiB), ITERS (500 latency
+# iterations of 64 B), KERNEL (6.1), OUT (a new directory under
 # ${TMPDIR:-/tmp}: where perftest-vs-rxe.csv and .md go).
 #
 # The sides (mr1: MetaRoCE, rxe) run back to back for every program, their

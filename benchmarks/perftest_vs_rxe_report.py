@@ -11,6 +11,12 @@ import statistics
 
 # Issue 5: bandwidth >= 1.0x rxe (aim 1.5x); latency <= 1.1x rxe.
 BW_TARGET, BW_AIM, LAT_TARGET = 1.0, 1.5, 1.1
+# Sides that vary MetaRoCE's mr1 (benchmarks/guest-perftest.sh): what each
+# is, and its column name.
+VARIANTS = {
+    "mr1sys": ("the provider's syscall path, METAROCE_NO_RINGS=1", "syscall path"),
+    "mr1v2": ("RoCEv2 mode of the same module, METAROCE_TRANSPORT=rocev2", "RoCEv2 mode"),
+}
 
 
 def main():
@@ -45,15 +51,16 @@ def main():
         print(f"| {p} | {unit} | {cell(m)} | {cell(x)} | "
               f"{'-' if ratio is None else f'{ratio:.2f}'} | {target} | {'yes' if met else '**no**'} |")
     print("\nmedians of the rounds (each round's value in brackets); latency is t_typical")
-    if any(r["side"] == "mr1sys" for r in rows):
-        print("\n## MetaRoCE: mapped rings (mr1) vs the syscall path (mr1sys, METAROCE_NO_RINGS=1)\n")
-        print("| program | unit | rings | syscall path | rings / syscall path |")
-        print("|---|---|---|---|---|")
+    for side, (title, name) in VARIANTS.items():
+        if not any(r["side"] == side for r in rows):
+            continue
+        print(f"\n## MetaRoCE (mr1) vs {title} ({side})\n")
+        print(f"| program | unit | mr1 | {name} | mr1 / {name} | {name} / rxe |")
+        print("|---|---|---|---|---|---|")
         for p in progs:
-            m, c = side_cells(rows, p, "mr1"), side_cells(rows, p, "mr1sys")
-            ratio = m["median"] / c["median"] if m["median"] is not None and c["median"] else None
-            print(f"| {p} | {m['unit'] or c['unit']} | {cell(m)} | {cell(c)} | "
-                  f"{'-' if ratio is None else f'{ratio:.2f}'} |")
+            m, v, x = (side_cells(rows, p, s) for s in ("mr1", side, "rxe"))
+            print(f"| {p} | {m['unit'] or v['unit']} | {cell(m)} | {cell(v)} | "
+                  f"{ratio_cell(m, v)} | {ratio_cell(v, x)} |")
 
 
 def side_cells(rows, prog, side):
@@ -66,6 +73,13 @@ def side_cells(rows, prog, side):
     return dict(unit=runs[0]["unit"] if runs else "",
                 median=statistics.median(vals) if vals else None,
                 failed=len(runs) - len(done), void=len(done) - len(vals), vals=vals)
+
+
+def ratio_cell(a, b):
+    """a's median over b's, or - if either has none."""
+    if a["median"] is None or not b["median"]:
+        return "-"
+    return f"{a['median'] / b['median']:.2f}"
 
 
 def cell(c):
