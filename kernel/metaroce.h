@@ -174,6 +174,11 @@ struct metaroce_dev {
 	 * (sysfs initial_rtt_ns; the core's default at creation).
 	 */
 	u64 initial_rtt_ns;
+	/*
+	 * PSNs a MetaRoCE-mode requester keeps outstanding at most (sysfs
+	 * window; MR-FC-001), METAROCE_WINDOW_DEFAULT at creation.
+	 */
+	u32 window;
 	atomic_t num_mr;
 	atomic_t num_cq;
 	atomic_t num_qp;

@@ -279,6 +279,7 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 		cfg->cc_flags = qp->cc_flags;
 		if (cfg->cc_flags & MRC_CC_DELAY)
 			cfg->target_delay_ns = METAROCE_CC_DELAY_TARGET_NS;
+		cfg->window = READ_ONCE(qp->mdev->window);
 	}
 	cfg->initial_rtt_ns = READ_ONCE(qp->mdev->initial_rtt_ns);
 	if (!rts)

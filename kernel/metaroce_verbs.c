@@ -406,10 +406,44 @@ static ssize_t initial_rtt_ns_store(struct device *device,
 }
 static DEVICE_ATTR_RW(initial_rtt_ns);
 
+/*
+ * /sys/class/infiniband/<dev>/window: how many PSNs the MetaRoCE-mode QPs
+ * connected from now on keep outstanding at most (struct
+ * mrc_config.window, MR-FC-001), 1 .. MRC_MAX_WINDOW.  Every responder
+ * accepts MRC_MAX_WINDOW whatever its own setting, so the two ends need
+ * not agree.  Benchmarks lower it to measure what the window buys.
+ */
+static ssize_t window_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
+							      struct metaroce_dev,
+							      ib_dev);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(mdev->window));
+}
+
+static ssize_t window_store(struct device *device,
+			    struct device_attribute *attr,
+			    const char *buf, size_t count)
+{
+	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
+							      struct metaroce_dev,
+							      ib_dev);
+	u32 v;
+
+	if (kstrtou32(buf, 0, &v) || v < 1 || v > MRC_MAX_WINDOW)
+		return -EINVAL;
+	WRITE_ONCE(mdev->window, v);
+	return count;
+}
+static DEVICE_ATTR_RW(window);
+
 static struct attribute *metaroce_dev_attrs[] = {
 	&dev_attr_metaroce_abi_version.attr,
 	&dev_attr_default_transport.attr,
 	&dev_attr_initial_rtt_ns.attr,
+	&dev_attr_window.attr,
 	NULL
 };
 
@@ -469,6 +503,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	mdev->default_mode = metaroce_transport_mode;
 	mrc_config_default(&cfg, MRC_MODE_METAROCE);
 	mdev->initial_rtt_ns = cfg.initial_rtt_ns;
+	mdev->window = METAROCE_WINDOW_DEFAULT;
 
 	ib_dev->node_type = RDMA_NODE_IB_CA;
 	ib_dev->phys_port_cnt = 1;
