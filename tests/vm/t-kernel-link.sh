@@ -5,7 +5,8 @@
 #   tests/vm/vmtest.sh [--kernel VER] -- tests/vm/t-kernel-link.sh BUILD_DIR
 #
 # Checks: device creation on a veth and what sysfs shows of it (ABI version
-# attribute, node type and GUID, link layer, P_Key, RoCEv2 GIDs from the
+# attribute, the bounds of the window and initial_rtt_ns attributes,
+# node type and GUID, link layer, P_Key, RoCEv2 GIDs from the
 # netdev's addresses); the port state following netdev up/down, peer
 # carrier and MTU; the errno of bad "rdma link add" requests; "rdma link
 # delete"; removal of the devices when their netdevs are deleted.
@@ -44,6 +45,26 @@ done
 IFS=: read -r m0 m1 m2 m3 m4 m5 </sys/class/net/mrv0/address
 guid=$(printf '%02x%s:%sff:fe%s:%s%s' $((0x$m0 ^ 2)) "$m1" "$m2" "$m3" "$m4" "$m5")
 [ "$(cat $sys/node_guid)" = "$guid" ] || fail "node_guid $(cat $sys/node_guid) != $guid"
+# rw_attr NAME DEFAULT GOOD BAD...: attribute NAME reads DEFAULT, takes
+# GOOD, and refuses each BAD with EINVAL, keeping its value.
+rw_attr() {
+	local name=$1 def=$2 good=$3 bad v
+	shift 3
+	read -r v <"$sys/$name"
+	[ "$v" = "$def" ] || fail "$name is $v, expected $def"
+	echo "$good" >"$sys/$name" || fail "$name refused $good"
+	for bad in "$@"; do
+		if out=$( (echo "$bad" >"$sys/$name") 2>&1); then
+			fail "$name took $bad"
+		fi
+		[[ $out == *"Invalid argument"* ]] || fail "$name refused $bad with: $out"
+	done
+	read -r v <"$sys/$name"
+	[ "$v" = "$good" ] || fail "$name is $v after refused writes, expected $good"
+	echo "$def" >"$sys/$name" || fail "$name refused its default $def"
+}
+rw_attr window 512 1 0 513 -1 abc ""
+rw_attr initial_rtt_ns 100000 10000000000 999 10000000001 abc
 
 step "RoCEv2 GIDs"
 # gid_present GID: GID is in the table with type RoCE v2 (one grep over the

@@ -11,7 +11,9 @@
 #     side's statistics must name the transport asked for and show exactly
 #     that many paths carrying packets, and a capture on mrb's veth0 of a
 #     16 KiB run in each mode must show UDP 4793 only (metaroce) or RoCEv2
-#     RC on 4791 only (rocev2);
+#     RC on 4791 only (rocev2); in that capture the client has more than
+#     one PSN outstanding, and exactly one at most once both devices'
+#     sysfs window is 1 (MR-FC-001);
 #   - completion events (-e) on both sides;
 #   - against an unmodified ibv_rc_pingpong --chk in the same wire mode
 #     (METAROCE_TRANSPORT): ours as server in MetaRoCE mode, ours as
@@ -29,7 +31,7 @@
 # Then no QP, CQ, MR or PD is left, no CRC/malformed drop was counted, the
 # module unloads and dmesg is clean.  Throughputs and latencies go to
 # $RESULTS/results.txt (reported, not asserted: the testbed is TCG).
-# covers: MR-COMPAT-011
+# covers: MR-COMPAT-011 MR-FC-001
 set -euo pipefail
 build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
@@ -103,6 +105,23 @@ ours mr-p1 metaroce 1 4096
 ours mr-p4-64 metaroce 4 64
 mr_capture mr-p4 ours mr-p4 metaroce 4 16384
 mr_expect_wire mr-p4 metaroce
+# The devices' window (sysfs, MR-FC-001) bounds what a requester has
+# outstanding: by default a 16-packet ping leaves at once; with window 1
+# on both devices one PSN at a time, each sent once the previous one is
+# acknowledged (window-check.py reads the client's view from the capture).
+outstanding() {
+	python3 "$METAROCE_SRC/tests/vm/window-check.py" "cap-$1.pcap" 10.88.0.2 |
+		sed "s/^/$1: /" | tee -a "$RESULTS/results.txt" | awk '{ print $NF }'
+}
+w=$(outstanding mr-p4)
+[ "$w" -gt 1 ] && [ "$w" -le 512 ] || fail "mr-p4: $w PSNs outstanding at most with the default window"
+for d in mr0 mr1; do echo 1 >/sys/class/infiniband/$d/window || fail "setting $d's window to 1"; done
+iters_all=$iters iters=20
+mr_capture mr-p4-w1 ours mr-p4-w1 metaroce 4 16384
+iters=$iters_all
+for d in mr0 mr1; do echo 512 >/sys/class/infiniband/$d/window || fail "restoring $d's window"; done
+w=$(outstanding mr-p4-w1)
+[ "$w" = 1 ] || fail "mr-p4-w1: $w PSNs outstanding at most with window 1"
 mr_capture r2 ours r2 rocev2 1 16384
 mr_expect_wire r2 rocev2
 ours mr-p4-events metaroce 4 4096 -e

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+"""How many PSNs a MetaRoCE requester had outstanding, from a capture.
+
+    window-check.py PCAP ADDR
+
+PCAP is a tcpdump capture (Ethernet, IPv4) taken at ADDR's own interface,
+so it shows ADDR's packets as they leave and its peer's as they arrive: the
+requester's view.  For ADDR's data packets (UDP 4793, opcode SEND or WRITE)
+and its peer's ACKs to it (cum_psn, MR-WIRE-005), prints
+
+    ADDR: N data packets, max outstanding M
+
+where M is the largest (highest PSN sent + 1) - cum_psn of the latest ACK,
+taken as each data packet leaves (MR-FC-001 caps it at the window).  The
+PSNs are 24-bit and are unwrapped from the first one seen.  Exits 1 if
+ADDR sent no data packet.
+"""
+import ipaddress
+import struct
+import sys
+
+MR_UDP_PORT = 4793
+OPC_SEND, OPC_WRITE, OPC_ACK = 0x01, 0x02, 0x10
+PSN_MASK = (1 << 24) - 1
+
+
+def frames(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    magic = struct.unpack_from("<I", data)[0]
+    end = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
+    if struct.unpack_from(end + "I", data, 20)[0] != 1:
+        sys.exit("window-check: %s: not an Ethernet capture" % path)
+    off = 24
+    while off + 16 <= len(data):
+        incl = struct.unpack_from(end + "I", data, off + 8)[0]
+        yield data[off + 16:off + 16 + incl]
+        off += 16 + incl
+
+
+def metaroce_packets(path):
+    """(source address, destination address, MetaRoCE bytes) of each packet."""
+    for frame in frames(path):
+        if len(frame) < 14 + 20 or frame[12:14] != b"\x08\x00":
+            continue
+        ip = frame[14:]
+        ihl = (ip[0] & 0xf) * 4
+        if ip[0] >> 4 != 4 or ip[9] != 17 or len(ip) < ihl + 8 + 16:
+            continue
+        dport = struct.unpack_from(">H", ip, ihl + 2)[0]
+        if dport != MR_UDP_PORT:
+            continue
+        yield (str(ipaddress.IPv4Address(ip[12:16])), str(ipaddress.IPv4Address(ip[16:20])),
+               ip[ihl + 8:])
+
+
+class Unwrap:
+    """24-bit PSNs as integers, relative to the first one seen."""
+
+    def __init__(self):
+        self.last = None
+
+    def __call__(self, psn):
+        if self.last is None:
+            self.last = psn
+            return psn
+        delta = (psn - self.last) & PSN_MASK
+        if delta >= 1 << 23:
+            delta -= 1 << 24
+        self.last += delta
+        return self.last
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    pcap, addr = sys.argv[1], sys.argv[2]
+    unwrap = Unwrap()
+    first = highest = cum = None
+    sent = max_out = 0
+    for src, dst, mr in metaroce_packets(pcap):
+        opcode = mr[1]
+        if src == addr and opcode in (OPC_SEND, OPC_WRITE):
+            psn = unwrap(struct.unpack_from(">I", mr, 8)[0] & PSN_MASK)
+            sent += 1
+            if first is None:
+                first = highest = psn
+            highest = max(highest, psn)
+            max_out = max(max_out, highest + 1 - (cum if cum is not None else first))
+        elif dst == addr and opcode == OPC_ACK and len(mr) >= 20 and highest is not None:
+            ack = unwrap(struct.unpack_from(">I", mr, 16)[0] & PSN_MASK)
+            cum = ack if cum is None else max(cum, ack)
+    print("%s: %d data packets, max outstanding %d" % (addr, sent, max_out))
+    if not sent:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
