@@ -17,6 +17,9 @@
 #        provider and link carrying RoCEv2 (go-back-N), which separates what
 #        the MetaRoCE protocol costs from what the module's data path does
 #   rxe  the kernel's rdma_rxe (RoCEv2, go-back-N), rxe0 on eth0
+#   A MetaRoCE side with the suffix wN (mr2w128, mr1w128, ...) runs with
+#   both devices' requester window (sysfs window, MR-FC-001) at N instead
+#   of the module's default, to weigh the window within one run.
 # Conditions, put on every plane of both guests with netem (see cond_netem):
 #   0, a number P (loss P%), burst (Gilbert-Elliott loss, ~1% in bursts of 4
 #   on average) and reorder (1 ms delay for 3 packets of 4, the rest sent at
@@ -194,11 +197,21 @@ client() {
 	return "$rc"
 }
 
+# The window of mr0 for a run: N, or the module's default (read at start).
+read -r default_window </sys/class/infiniband/mr0/window
+set_window() {
+	echo "$1" >/sys/class/infiniband/mr0/window || fail "setting mr0's window to $1"
+}
+
 run() {
-	local r=$1 cond=$2 side=$3 prog=$4 dev=mr0 v
+	local r=$1 cond=$2 side=$3 prog=$4 dev=mr0 v window=$default_window base=$3
 	local -a args env=()
 	port=$((port + 1))
-	case $side in
+	if [[ $side =~ ^(mr[0-9a-z]+)w([0-9]+)$ ]]; then
+		base=${BASH_REMATCH[1]} window=${BASH_REMATCH[2]}
+	fi
+	set_window "$window"
+	case $base in
 	mr2) set_mr_planes 2 ;;
 	mr1) set_mr_planes 1 ;;
 	mr1sys) set_mr_planes 1; env=(env METAROCE_NO_RINGS=1) ;;
@@ -243,6 +256,7 @@ for ((r = 1; r <= rounds; r++)); do
 	done
 done
 set_cond 0
+set_window "$default_window"
 
 # ------------------------------------------------------------ plane failure
 # sample FILE: mr0's per-plane tx counters every ~100 ms until ./stop-sampling

@@ -12,7 +12,10 @@
 #
 # Three sides alternate within each round (benchmarks/guest-perftest.sh):
 # MetaRoCE over both planes (mr2), MetaRoCE over plane 0 only (mr1) and
-# rdma_rxe on plane 0 (rxe; it has one netdev).  mr2 against rxe is the
+# rdma_rxe on plane 0 (rxe; it has one netdev).  SIDES (mr2,mr1,rxe) may
+# add variants of the MetaRoCE sides (mr2w128: window 128, see
+# guest-perftest.sh), reported against their base side in a table of
+# their own.  mr2 against rxe is the
 # deployment comparison, mr1 against rxe the like-for-like one (same link,
 # same netem).  netem is on every plane of both guests.  Prints the medians,
 # the ratios to rxe and to each side's own lossless run, the targets of
@@ -34,6 +37,7 @@ conds=${CONDS:-0,0.1,1,5,burst,reorder}
 progs=${PROGS:-ib_write_bw,ib_send_bw,ib_read_bw,ib_send_lat}
 bw_iters=${BW_ITERS:-100}
 iters=${ITERS:-300}
+sides=${SIDES:-mr2,mr1,rxe}
 out=$(realpath -m "${OUT:-$root/docs/results}")
 mkdir -p "$out"
 log=$(mktemp -d "${TMPDIR:-/tmp}/metaroce-loss-vs-rxe.XXXXXX")
@@ -49,7 +53,7 @@ start=$(date -u +%FT%TZ)
 commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 rc=0
 "$root/tests/vm/vmtest.sh" --guests 2 --planes 2 --timeout 5400 --out "$log" -- \
-	"$root/benchmarks/guest-perftest.sh" "$build" --rounds "$rounds" --sides mr2,mr1,rxe \
+	"$root/benchmarks/guest-perftest.sh" "$build" --rounds "$rounds" --sides "$sides" \
 	--conds "$conds" --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" "${pf[@]}" || rc=$?
 kill $loadpid 2>/dev/null || :
 echo "$(date -u +%FT%TZ) $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log/load.txt"

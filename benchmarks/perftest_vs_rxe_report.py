@@ -16,6 +16,7 @@ BW_TARGET, BW_AIM, LAT_TARGET = 1.0, 1.5, 1.1
 VARIANTS = {
     "mr1sys": ("the provider's syscall path, METAROCE_NO_RINGS=1", "syscall path"),
     "mr1v2": ("RoCEv2 mode of the same module, METAROCE_TRANSPORT=rocev2", "RoCEv2 mode"),
+    "mr1w128": ("the requester window at 128 instead of the default 512", "window 128"),
 }
 
 

@@ -8,6 +8,7 @@ import csv
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -15,6 +16,8 @@ import sys
 
 SIDES = {"mr2": "MetaRoCE, 2 planes", "mr1": "MetaRoCE, 1 plane",
          "rxe": "rdma_rxe (RoCEv2), 1 netdev"}
+# A variant of a side: the side's name and a suffix (w128: window 128).
+VARIANT = re.compile(r"^(mr\d)w\d+$")
 COND_LABEL = {"0": "lossless", "burst": "burst ~1%", "reorder": "reorder"}
 # Issue 7's targets: throughput at loss L kept >= F of the side's own lossless.
 KEEP_TARGETS = (("1", 0.90), ("5", 0.70))
@@ -235,6 +238,29 @@ def main():
                   f"| {f2(entry['mr2_over_rxe'])} | {f2(entry['mr1_over_rxe'])} "
                   f"| {f2(own['mr2'])} | {f2(own['mr1'])} | {f2(own['rxe'])} |")
     print("\nlatency rows: the ratio is MetaRoCE/rxe of t_typical (lower is better)\n")
+
+    # Variants of a MetaRoCE side (guest-perftest.sh: mr2w128 is mr2 with
+    # window 128), alternated with it in the same rounds.
+    variants = {sd: VARIANT.match(sd).group(1) for sd in dict.fromkeys(r["side"] for r in rows)
+                if sd not in SIDES and VARIANT.match(sd) and VARIANT.match(sd).group(1) in SIDES}
+    if variants:
+        print("| condition | program | variant | variant median | base median | variant / base "
+              "| variant vs own lossless | base vs own lossless |")
+        print("|---|---|---|---|---|---|---|---|")
+        for c in conds:
+            for p in progs:
+                for v, b in variants.items():
+                    kv, kb = (c, v, p), (c, b, p)
+                    own_v = ratio(kv, ("0", v, p)) if p.endswith("bw") else None
+                    own_b = ratio(kb, ("0", b, p)) if p.endswith("bw") else None
+                    table.append({"cond": c, "prog": p, "unit": units.get(p), "variant": v, "base": b,
+                                  "variant_median": med.get(kv), "base_median": med.get(kb),
+                                  "variant_runs": vals.get(kv, []), "variant_failed": fails.get(kv, 0),
+                                  "variant_over_base": ratio(kv, kb),
+                                  "variant_vs_own_lossless": own_v, "base_vs_own_lossless": own_b})
+                    print(f"| {cond_label(c)} | {p} | {v} | {cell(kv)} | {cell(kb)} | {f2(ratio(kv, kb))} "
+                          f"| {f2(own_v)} | {f2(own_b)} |")
+        print()
 
     targets = []
     for p in (p for p in progs if p.endswith("bw")):
