@@ -15,7 +15,8 @@
 #        mapped rings against it
 #   mr1v2  mr1 with METAROCE_TRANSPORT=rocev2 on both ends: the same module,
 #        provider and link carrying RoCEv2 (go-back-N), which separates what
-#        the MetaRoCE protocol costs from what the module's data path does
+#        the MetaRoCE protocol costs from what the module's data path does;
+#        not with side rxe (both need UDP 4791)
 #   rxe  the kernel's rdma_rxe (RoCEv2, go-back-N), rxe0 on eth0
 #   A MetaRoCE side with the suffix wN (mr2w128, mr1w128, ...) runs with
 #   both devices' requester window (sysfs window, MR-FC-001) at N instead
@@ -77,8 +78,13 @@ vm_load_module "$(mr_ko "$build")" || fail "loading rdma_metaroce"
 vm_install_provider "$build" || fail "installing the provider"
 # rdma_rxe binds UDP 4791 when it loads and fails if that port is taken;
 # a MetaRoCE-mode device that finds it taken runs without UD/GSI (RC on
-# 4793 is all perftest needs here), so rxe goes first.
-vm_rxe_add rxe0 eth0 || fail "rxe0"
+# 4793 is all perftest needs here), so rxe goes first.  Without it, mr0
+# has 4791 for its RoCEv2 mode (side mr1v2): the two exclude each other.
+with_rxe=
+[[ ",${sides[*]}," == *[,\ ]rxe[,\ ]* ]] && with_rxe=1
+[[ -n $with_rxe && " ${sides[*]} " == *v2* ]] &&
+	fail "side mr1v2 needs UDP 4791, which rdma_rxe holds: run it without side rxe"
+[ -z "$with_rxe" ] || vm_rxe_add rxe0 eth0 || fail "rxe0"
 rdma link add mr0 type metaroce netdev eth0 || fail "rdma link add mr0"
 mr_wait "mr0 ACTIVE" grep -q ACTIVE /sys/class/infiniband/mr0/ports/1/state
 vm_wait_for_peer 60 || fail "peer unreachable"
@@ -93,7 +99,8 @@ gid_of() {
 	done
 	fail "$1: no IPv4 RoCE v2 GID"
 }
-declare -A gid=([mr0]=$(gid_of mr0) [rxe0]=$(gid_of rxe0))
+declare -A gid=([mr0]=$(gid_of mr0))
+[ -z "$with_rxe" ] || gid[rxe0]=$(gid_of rxe0)
 
 # The planes of mr0: 2 (eth1 added) or 1.  Both guests change theirs before
 # the barrier of the run that needs it.
