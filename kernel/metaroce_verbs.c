@@ -40,7 +40,7 @@ static int metaroce_query_device_resp(struct metaroce_dev *mdev,
 	static_assert(METAROCE_MAX_QP_PATHS == MRC_MAX_PATHS);
 	mrc_config_default(&cfg, MRC_MODE_METAROCE);
 	resp.default_paths = cfg.num_paths;
-	resp.max_window = cfg.window;
+	resp.max_window = READ_ONCE(mdev->window);
 	if (metaroce_can_rocev2(mdev))
 		resp.caps |= METAROCE_DEVICE_CAP_ROCEV2;
 	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));

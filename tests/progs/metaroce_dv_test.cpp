@@ -3,10 +3,10 @@
  * Guest test of the direct verbs (metarocedv.h, libmetaroce.so.1) on real
  * MetaRoCE devices, run by tests/vm/t-kernel-transport.sh:
  *
- *   metaroce_dv_test query DEV --planes N --default MODE [--rocev2]
+ *   metaroce_dv_test query DEV --planes N --default MODE --window W [--rocev2]
  *	metarocedv_query_device() against what the caller read from sysfs
- *	(default_transport) and metaroce-plane (the planes): caps, planes,
- *	paths, window; inlen shorter and longer than the structure; a
+ *	(default_transport, window) and metaroce-plane (the planes): caps,
+ *	planes, paths, window; inlen shorter and longer than the structure; a
  *	non-metaroce device (if one is listed) gives EOPNOTSUPP.
  *
  *   metaroce_dv_test create DEV --expect MODE
@@ -87,7 +87,7 @@ const char *mode_name(uint32_t m)
 						    "?";
 }
 
-int query(ibv_context *ctx, uint32_t planes, uint32_t def, bool rocev2)
+int query(ibv_context *ctx, uint32_t planes, uint32_t def, uint32_t window, bool rocev2)
 {
 	metarocedv_device_attr a;
 
@@ -114,7 +114,7 @@ int query(ibv_context *ctx, uint32_t planes, uint32_t def, bool rocev2)
 	CHECK(a.max_paths == METAROCEDV_MAX_PATHS, "max_paths %u", a.max_paths);
 	CHECK(a.default_paths >= 1 && a.default_paths <= a.max_paths,
 	      "default_paths %u", a.default_paths);
-	CHECK(a.max_window >= 1, "max_window %u", a.max_window);
+	CHECK(a.max_window == window, "max_window %u, sysfs says %u", a.max_window, window);
 	CHECK(a.reserved == 0, "reserved %u", a.reserved);
 
 	/* An older caller's structure: only its bytes are written. */
@@ -603,7 +603,7 @@ int transfer(const std::string &dev_a, const std::string &dev_b, int gid_idx,
 [[noreturn]] void usage()
 {
 	std::fprintf(stderr,
-		     "usage: metaroce_dv_test query DEV --planes N --default MODE [--rocev2]\n"
+		     "usage: metaroce_dv_test query DEV --planes N --default MODE --window W [--rocev2]\n"
 		     "       metaroce_dv_test create DEV --expect MODE\n"
 		     "       metaroce_dv_test transfer DEV_A DEV_B --gid IDX --paths N [--transport MODE] [--lossy] [--kib K]\n");
 	std::exit(2);
@@ -617,7 +617,7 @@ int main(int argc, char **argv)
 		usage();
 	const std::string cmd = argv[1], dev = argv[2];
 	std::string dev_b;
-	uint32_t planes = 0, mode = MR, paths = 0;
+	uint32_t planes = 0, mode = MR, paths = 0, window = 0;
 	int gid = -1;
 	bool rocev2 = false, have_mode = false, lossy = false;
 	int i = 3;
@@ -633,6 +633,8 @@ int main(int argc, char **argv)
 			rocev2 = true;
 		} else if (a == "--lossy") {
 			lossy = true;
+		} else if (i + 1 < argc && a == "--window") {
+			window = std::strtoul(argv[++i], nullptr, 0);
 		} else if (i + 1 < argc && a == "--planes") {
 			planes = std::strtoul(argv[++i], nullptr, 0);
 		} else if (i + 1 < argc && a == "--paths") {
@@ -660,7 +662,7 @@ int main(int argc, char **argv)
 			    lossy ? ", lossy" : "", failures);
 		return failures ? 1 : 0;
 	}
-	if (!have_mode)
+	if (!have_mode || (cmd == "query" && !window))
 		usage();
 	ibv_context *ctx = open_by_name(dev);
 	if (!ctx) {
@@ -670,7 +672,7 @@ int main(int argc, char **argv)
 	CHECK(metarocedv_is_supported(ctx->device) == 1, "%s not supported",
 	      dev.c_str());
 	if (cmd == "query")
-		query(ctx, planes, mode, rocev2);
+		query(ctx, planes, mode, window, rocev2);
 	else if (cmd == "create")
 		create(ctx, mode);
 	else

@@ -94,11 +94,15 @@ dv() {
 step "direct verbs: query_device, create_qp and the precedence of an explicit transport"
 dv_start=$SECONDS
 planes=$(ip netns exec mra "$build/tools/metaroce-plane" show mr0 | wc -l)
-dv query query mr0 --planes "$planes" --default metaroce --rocev2
+read -r window </sys/class/infiniband/mr0/window
+dv query query mr0 --planes "$planes" --default metaroce --window "$window" --rocev2
 dv create create mr0 --expect metaroce
 METAROCE_TRANSPORT=rocev2 dv create-env create mr0 --expect rocev2
 echo rocev2 >/sys/class/infiniband/mr0/default_transport || fail "setting mr0's default"
-dv query-dev query mr0 --planes "$planes" --default rocev2 --rocev2
+# query_device reads the window live, as it does the default wire mode.
+echo 100 >/sys/class/infiniband/mr0/window || fail "setting mr0's window"
+dv query-dev query mr0 --planes "$planes" --default rocev2 --window 100 --rocev2
+echo "$window" >/sys/class/infiniband/mr0/window || fail "restoring mr0's window"
 dv create-dev create mr0 --expect rocev2
 METAROCE_TRANSPORT=metaroce dv create-env-over-dev create mr0 --expect metaroce
 echo metaroce >/sys/class/infiniband/mr0/default_transport || fail "resetting mr0's default"
