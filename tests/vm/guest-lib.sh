@@ -236,9 +236,9 @@ vm_barrier() {
 }
 
 # vm_net_diag WHY: a few lines on the state of this guest's network and
-# CPU (TCP/UDP/IP drop counters, per-link packet and drop counts, sockets,
-# the busiest processes), appended to $RESULTS/diag.txt, which the harness
-# prints for a failed guest.
+# CPU (TCP/UDP/IP drop counters, per-link packet and drop counts, TCP
+# connections, the processes with the highest average CPU), appended to
+# $RESULTS/diag.txt, which the harness prints for a failed guest.
 vm_net_diag() {
 	local why=${1:?usage: vm_net_diag WHY} d dev load _ line
 	read -r load _ </proc/loadavg
@@ -249,12 +249,12 @@ vm_net_diag() {
 			dev=${d##*/}
 			line="$dev $(<"$d/operstate") rx $(<"$d/statistics/rx_packets")/drop $(<"$d/statistics/rx_dropped")"
 			line+=" tx $(<"$d/statistics/tx_packets")/drop $(<"$d/statistics/tx_dropped")"
-			line+=" qdisc $(tc -s qdisc show dev "$dev" 2>/dev/null | awk '/dropped/ { gsub(",", ""); print $7 " dropped, backlog " }
-				/backlog/ { print $2 "/" $3 }' | tr -d '\n')"
+			line+=" qdisc $(tc -s qdisc show dev "$dev" 2>/dev/null | awk '/dropped/ { gsub(",", ""); printf "%s%s dropped, backlog ", sep, $7; sep = "; " }
+				/backlog/ { printf "%s/%s", $2, $3 }')"
 			echo "$line"
 		done
-		echo "tcp: $(ss -tanH 2>/dev/null | awk '{ print $1, $4, $5 }' | head -n 6 | paste -sd ';')"
-		echo "top: $(ps -eo pcpu=,comm= --sort=-pcpu 2>/dev/null | head -n 4 | awk '{ print $2 " " $1 "%" }' | paste -sd ',')"
+		echo "tcp: $(ss -tanH 2>/dev/null | awk '$1 != "LISTEN" { print $1, $4, $5 }' | head -n 6 | paste -sd ';')"
+		echo "cpu (average over each process's life): $(ps -eo pcpu=,comm= --sort=-pcpu 2>/dev/null | head -n 4 | awk '{ print $2 " " $1 "%" }' | paste -sd ',')"
 	} >>"$RESULTS/diag.txt"
 	vm_err "state of the network at \"$why\" in diag.txt"
 }

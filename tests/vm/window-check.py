@@ -6,7 +6,8 @@
 
 PCAP is a tcpdump capture (Ethernet, IPv4) taken at ADDR's own interface,
 so it shows ADDR's packets as they leave and its peer's as they arrive: the
-requester's view.  For ADDR's data packets (UDP 4793, opcode SEND or WRITE)
+requester's view.  For ADDR's SEND and WRITE data packets (UDP 4793; other requests, such
+as a READ's, are not counted: the test sends SENDs)
 and its peer's ACKs to it (cum_psn, MR-WIRE-005), prints
 
     ADDR: N data packets, max outstanding M

@@ -67,7 +67,9 @@ out=$(in_nsa vm_tcp_connect 10.88.0.2 4446 10 2>&1) && fail "vm_tcp_connect to a
 # Every packet lost: the attempt gives up at its bound (a hang would be the
 # harness's timeout) and the listener is still there for the next one.
 ip netns exec nsa tc qdisc replace dev veth0 root netem loss 100% || fail "netem loss 100% in nsa"
+t0=${EPOCHREALTIME/./}
 in_nsa vm_tcp_connect 10.88.0.2 4445 2 && fail "vm_tcp_connect through 100% loss succeeded"
+((${EPOCHREALTIME/./} - t0 >= 2000000)) || fail "vm_tcp_connect through 100% loss gave up before its 2 s"
 ip netns exec nsa tc qdisc replace dev veth0 root netem delay 2ms || fail "netem back to delay 2ms in nsa"
 in_nsa vm_tcp_connect 10.88.0.2 4445 10 || fail "vm_tcp_connect to a listener failed"
 wait "$listener" || fail "the listener saw no connection"
