@@ -18,7 +18,7 @@
 #        the MetaRoCE protocol costs from what the module's data path does;
 #        not with side rxe (both need UDP 4791)
 #   rxe  the kernel's rdma_rxe (RoCEv2, go-back-N), rxe0 on eth0
-#   A MetaRoCE side with the suffix wN (mr2w128, mr1w128, ...) runs with
+#   mr1 or mr2 with the suffix wN (mr2w128, mr1w128, ...) runs with
 #   both devices' requester window (sysfs window, MR-FC-001) at N instead
 #   of the module's default, to weigh the window within one run.
 # Conditions, put on every plane of both guests with netem (see cond_netem):
@@ -214,7 +214,8 @@ run() {
 	local r=$1 cond=$2 side=$3 prog=$4 dev=mr0 v window=$default_window base=$3
 	local -a args env=()
 	port=$((port + 1))
-	if [[ $side =~ ^(mr[0-9a-z]+)w([0-9]+)$ ]]; then
+	# The pattern of benchmarks/bench_sides.py, which the reports use.
+	if [[ $side =~ ^(mr[12])w([0-9]+)$ ]]; then
 		base=${BASH_REMATCH[1]} window=${BASH_REMATCH[2]}
 	fi
 	set_window "$window"

@@ -8,16 +8,15 @@ import csv
 import json
 import math
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 
+from bench_sides import window_variant
+
 SIDES = {"mr2": "MetaRoCE, 2 planes", "mr1": "MetaRoCE, 1 plane",
          "rxe": "rdma_rxe (RoCEv2), 1 netdev"}
-# A variant of a side: the side's name and a suffix (w128: window 128).
-VARIANT = re.compile(r"^(mr\d)w\d+$")
 COND_LABEL = {"0": "lossless", "burst": "burst ~1%", "reorder": "reorder"}
 # Issue 7's targets: throughput at loss L kept >= F of the side's own lossless.
 KEEP_TARGETS = (("1", 0.90), ("5", 0.70))
@@ -241,9 +240,12 @@ def main():
 
     # Variants of a MetaRoCE side (guest-perftest.sh: mr2w128 is mr2 with
     # window 128), alternated with it in the same rounds.
-    variants = {sd: VARIANT.match(sd).group(1) for sd in dict.fromkeys(r["side"] for r in rows)
-                if sd not in SIDES and VARIANT.match(sd) and VARIANT.match(sd).group(1) in SIDES}
+    variants = {sd: window_variant(sd)[0] for sd in dict.fromkeys(r["side"] for r in rows)
+                if window_variant(sd)}
+    variant_table = []
     if variants:
+        print("MetaRoCE sides with another requester window (mr2w128: mr2 with window 128), "
+              "alternated with their base side in the same rounds:\n")
         print("| condition | program | variant | variant median | base median | variant / base "
               "| variant vs own lossless | base vs own lossless |")
         print("|---|---|---|---|---|---|---|---|")
@@ -253,7 +255,7 @@ def main():
                     kv, kb = (c, v, p), (c, b, p)
                     own_v = ratio(kv, ("0", v, p)) if p.endswith("bw") else None
                     own_b = ratio(kb, ("0", b, p)) if p.endswith("bw") else None
-                    table.append({"cond": c, "prog": p, "unit": units.get(p), "variant": v, "base": b,
+                    variant_table.append({"cond": c, "prog": p, "unit": units.get(p), "variant": v, "base": b,
                                   "variant_median": med.get(kv), "base_median": med.get(kb),
                                   "variant_runs": vals.get(kv, []), "variant_failed": fails.get(kv, 0),
                                   "variant_over_base": ratio(kv, kb),
@@ -341,7 +343,8 @@ def main():
 
     json.dump({"date": args.start, "commit": args.commit, "kernel": args.kernel,
                "rounds": int(args.rounds), "bw_iters": int(args.bw_iters), "lat_iters": int(args.iters),
-               "host_load_1min": load, "sides": SIDES, "results": table, "targets": targets,
+               "host_load_1min": load, "sides": SIDES, "results": table, "variants": variant_table,
+               "targets": targets,
                "plane_failure": pf},
               open(os.path.join(args.out, "testbed.json"), "w"), indent=1)
 
