@@ -60,7 +60,7 @@
  * goodput at 1% loss; over the module's 4 paths it raised the lossless
  * goodput from 0.125 to 0.175 Gbit/s and that at 1% loss by about 15%.
  * In the testbed, where the guests' CPU limits first, ib_write_bw gained
- * less: 512 beat 128 in 25 of 42 rounds, by 7% in the median, and its
+ * less: 512 beat 128 in 25 of 42 paired runs, by 7% in the median, and its
  * windows grow until the emulator's sockets drop (1.7% instead of 0.4%
  * of the packets retransmitted lossless over one plane): the path windows
  * (MR-CC) decide, the flow control window only caps them
