@@ -195,7 +195,15 @@ struct Verbs final : HelperBackend {
 		i.mr_len = mr_len;
 		i.mtu = 1024;
 		i.num_paths = paths;
+		// MetaRoCE mode: the device's window (sysfs window, read when
+		// the QP connected); RoCEv2 mode keeps the core's 128.
 		i.window = 128;
+		if (!rocev2) {
+			metarocedv_device_attr da{};
+			if (int e = metarocedv_query_device(ctx, &da, sizeof(da)))
+				return std::string("metarocedv_query_device: ") + strerror(e);
+			i.window = da.max_window;
+		}
 		i.retry_cnt = 7;
 		// rdma_metaroce.ko: path p leaves from UDP source port base + p.
 		if (!rocev2)
