@@ -76,6 +76,11 @@ if [[ " $cmdline " == *" vmtest.inject=early-int3 "* && " $cmdline " == *" vmtes
 	echo "<1>Oops: int3: 0000 [#1] injected by the vmtest self-test (vmtest.inject=early-int3)" >/dev/kmsg
 	power_off
 fi
+# vmtest.inject=early-hang (vm_selftest_boot_hang): the first attempt stops
+# before its script as a guest hung while booting does.
+if [[ " $cmdline " == *" vmtest.inject=early-hang "* && " $cmdline " == *" vmtest.attempt=1 "* ]]; then
+	while :; do sleep 3600; done
+fi
 
 read -r up _ </proc/uptime
 echo "script_start_uptime=$up" >"$RESULTS/timing"

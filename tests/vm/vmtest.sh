@@ -40,10 +40,12 @@ timeout=300
 out=
 verbose=
 PEER_GRACE=${VMTEST_PEER_GRACE:-15} # s a guest may outlive its failed peer
-# Boot attempts: a guest the emulator crashes before its script starts is
-# booted again (see emulator_crash_before_script); this run's number.
+# Boot attempts: a guest the emulator crashes before its script starts, or
+# that has not started it BOOT_TIMEOUT s after launch (booting takes 5-25 s),
+# is booted again (see emulator_failed_before_script); this run's number.
 attempt=${VMTEST_ATTEMPT:-1}
 max_attempts=${VMTEST_BOOT_ATTEMPTS:-3}
+BOOT_TIMEOUT=${VMTEST_BOOT_TIMEOUT:-180}
 orig_args=("$@")
 
 usage() { sed -n '4,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-2}"; }
@@ -79,6 +81,7 @@ isnum "$mem" && [ "$mem" -ge 256 ] || die "--mem must be a number of MB >= 256"
 isnum "$timeout" && [ "$timeout" -ge 1 ] || die "--timeout must be a number of seconds"
 isnum "$attempt" && [ "$attempt" -ge 1 ] || die "VMTEST_ATTEMPT must be a number >= 1"
 isnum "$max_attempts" && [ "$max_attempts" -ge 1 ] || die "VMTEST_BOOT_ATTEMPTS must be a number >= 1"
+isnum "$BOOT_TIMEOUT" && [ "$BOOT_TIMEOUT" -ge 1 ] || die "VMTEST_BOOT_TIMEOUT must be a number >= 1"
 [ -f "$script" ] || die "script $script not found"
 script=$(realpath -e "$script")
 
@@ -146,7 +149,7 @@ for ((g = 0; g < 2; g++)); do rm -rf "${out:?}/guest$g"; done
 rm -f "$out/summary.txt"
 
 # ---------------------------------------------------------------- cleanup
-declare -a qpid=() tailpid=()
+declare -a qpid=() tailpid=() boot_deadline=()
 cleanup() {
 	local p
 	for p in "${qpid[@]}" "${tailpid[@]}"; do
@@ -226,6 +229,7 @@ for ((g = 0; g < guests; g++)); do
 	$pdeath "$qemu" "${args[@]}" </dev/null >"$gd/qemu.log" 2>&1 &
 	qpid[g]=$!
 	launched[g]=$(date +%s.%N)
+	boot_deadline[g]=$((${launched[g]%.*} + BOOT_TIMEOUT))
 	if [ -n "$verbose" ]; then
 		tail -F -n +1 "$gd/console.log" 2>/dev/null | sed -u "s/^/[vm$g] /" >&2 &
 		tailpid[g]=$!
@@ -250,9 +254,17 @@ while :; do
 	running=0
 	for ((g = 0; g < guests; g++)); do
 		[ -n "${done_[g]:-}" ] && continue
-		if kill -0 "${qpid[g]}" 2>/dev/null; then
+		if kill -0 "${qpid[g]}" 2>/dev/null &&
+			{ [ -e "$out/guest$g/.started" ] || [ "$EPOCHSECONDS" -lt "${boot_deadline[g]}" ]; }; then
 			running=$((running + 1))
 			continue
+		fi
+		if kill -0 "${qpid[g]}" 2>/dev/null; then
+			# Alive, but its script never started: hung while booting.
+			kill "${qpid[g]}" 2>/dev/null
+			sleep 0.5
+			kill -9 "${qpid[g]}" 2>/dev/null
+			state[g]=boot-hang
 		fi
 		wait "${qpid[g]}"
 		qrc[g]=$?
@@ -311,7 +323,9 @@ for ((g = 0; g < guests; g++)); do
 	fi
 	bad=$(vmtest_dmesg_check "$dm" 2>&1)
 	dmesg_ok=$?
-	if [ "${state[g]:-}" = timeout ]; then
+	if [ "${state[g]:-}" = boot-hang ]; then
+		why+=("its script had not started ${BOOT_TIMEOUT}s after launch: hung while booting")
+	elif [ "${state[g]:-}" = timeout ]; then
 		why+=("timed out after ${timeout}s")
 	elif [ "${state[g]:-}" = peer-failed ]; then
 		why+=("killed ${PEER_GRACE}s after its peer failed")
@@ -356,26 +370,30 @@ done
 # A guest the emulator crashed before its script started ran nothing of the
 # project's: multi-threaded TCG can run stale kernel text while another vCPU
 # live-patches it (text_poke_bp), and the guest dies with "Oops: int3"
-# (README.md, "Known TCG hazard"); CI saw it at 0.8 s into a 6.12 boot.
+# (README.md, "Known TCG hazard"); CI saw it at 0.8 s into a 6.12 boot.  A
+# guest can also stop in the middle of booting (seen once at 1.1 s into a
+# 6.1 boot, console silent for 500 s): killed at BOOT_TIMEOUT, likewise.
 # Such a run is booted again, up to max_attempts boots, when every failed
-# guest either crashed that way or was only killed because its peer did.
-# The same oops once a script has started is a failure like any other.
-emulator_crash_before_script() {
+# guest either crashed or hung that way or was only killed because its
+# peer did.  The same oops once a script has started is a failure like any
+# other.
+emulator_failed_before_script() {
 	local gd=$out/guest$1
-	[ ! -e "$gd/.started" ] && [ ! -e "$gd/exit_status" ] &&
+	[ ! -e "$gd/.started" ] && [ ! -e "$gd/exit_status" ] || return 1
+	[ "${state[$1]:-}" = boot-hang ] ||
 		tr -d '\r' <"$gd/console.log" 2>/dev/null | grep -Eq '(Oops: int3|^\[ *[0-9.]+\] int3: [0-9a-f]{4} \[#)'
 }
 if [ "$overall" -ne 0 ] && [ "$attempt" -lt "$max_attempts" ]; then
 	crashed=() retry=1
 	for ((g = 0; g < guests; g++)); do
-		if emulator_crash_before_script "$g"; then
+		if emulator_failed_before_script "$g"; then
 			crashed+=("guest$g")
 		elif [ -n "${failed[g]:-}" ] && [ "${state[g]:-}" != peer-failed ]; then
 			retry=
 		fi
 	done
 	if [ -n "$retry" ] && [ ${#crashed[@]} -gt 0 ]; then
-		log "${crashed[*]} crashed in the emulator before its script started (Oops: int3);" \
+		log "${crashed[*]} crashed (Oops: int3) or hung in the emulator before its script started;" \
 			"booting again, attempt $((attempt + 1)) of $max_attempts (logs of this one: $out/attempt$attempt-guest<i>)"
 		for ((g = 0; g < guests; g++)); do
 			mv "$out/guest$g" "$out/attempt$attempt-guest$g"
