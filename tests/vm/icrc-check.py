@@ -17,22 +17,7 @@ import struct
 import sys
 import zlib
 
-
-def packets(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    magic = struct.unpack_from("<I", data)[0]
-    end = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
-    if struct.unpack_from(end + "I", data, 20)[0] != 1:
-        sys.exit("icrc-check: %s: not an Ethernet capture" % path)
-    off = 24
-    while off + 16 <= len(data):
-        incl, orig = struct.unpack_from(end + "II", data, off + 8)
-        frame = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        if incl != orig:
-            sys.exit("icrc-check: truncated frame (capture with -s 0)")
-        yield frame
+from pcap_frames import frames, ipv4_udp
 
 
 def icrc(ip, udp_and_rest):
@@ -50,20 +35,16 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     rc, ud, bad = {}, {}, 0
-    for frame in packets(sys.argv[1]):
-        if len(frame) < 14 + 20 or frame[12:14] != b"\x08\x00":
+    for frame in frames(sys.argv[1]):
+        ip_udp = ipv4_udp(frame)
+        if not ip_udp:
             continue
-        ip = frame[14:]
-        ihl = (ip[0] & 0xf) * 4
-        if ip[0] >> 4 != 4 or ip[9] != 17:
-            continue
-        total = struct.unpack_from(">H", ip, 2)[0]
-        udp = ip[ihl:total]
+        ip, udp = ip_udp
         if len(udp) < 8 + 12 + 4 or struct.unpack_from(">H", udp, 2)[0] != 4791:
             continue
         src = ".".join(str(b) for b in ip[12:16])
         want = struct.unpack_from("<I", udp, len(udp) - 4)[0]
-        if ihl != 20 or icrc(ip[:20], udp) != want:
+        if len(ip) != 20 or icrc(ip, udp) != want:
             bad += 1
             print("bad ICRC: %s opcode 0x%02x, %d bytes" % (src, udp[8], len(udp)))
         kind = rc if udp[8] < 0x20 else ud

@@ -21,39 +21,24 @@ import ipaddress
 import struct
 import sys
 
+from pcap_frames import frames, ipv4_udp
+
 MR_UDP_PORT = 4793
 OPC_SEND, OPC_WRITE, OPC_ACK = 0x01, 0x02, 0x10
 PSN_MASK = (1 << 24) - 1
 
 
-def frames(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    magic = struct.unpack_from("<I", data)[0]
-    end = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
-    if struct.unpack_from(end + "I", data, 20)[0] != 1:
-        sys.exit("window-check: %s: not an Ethernet capture" % path)
-    off = 24
-    while off + 16 <= len(data):
-        incl = struct.unpack_from(end + "I", data, off + 8)[0]
-        yield data[off + 16:off + 16 + incl]
-        off += 16 + incl
-
-
 def metaroce_packets(path):
     """(source address, destination address, MetaRoCE bytes) of each packet."""
     for frame in frames(path):
-        if len(frame) < 14 + 20 or frame[12:14] != b"\x08\x00":
+        ip_udp = ipv4_udp(frame)
+        if not ip_udp:
             continue
-        ip = frame[14:]
-        ihl = (ip[0] & 0xf) * 4
-        if ip[0] >> 4 != 4 or ip[9] != 17 or len(ip) < ihl + 8 + 16:
-            continue
-        dport = struct.unpack_from(">H", ip, ihl + 2)[0]
-        if dport != MR_UDP_PORT:
+        ip, udp = ip_udp
+        if len(udp) < 8 + 16 or struct.unpack_from(">H", udp, 2)[0] != MR_UDP_PORT:
             continue
         yield (str(ipaddress.IPv4Address(ip[12:16])), str(ipaddress.IPv4Address(ip[16:20])),
-               ip[ihl + 8:])
+               udp[8:])
 
 
 class Unwrap:
