@@ -337,6 +337,20 @@ static ssize_t metaroce_abi_version_show(struct device *device,
 }
 static DEVICE_ATTR_RO(metaroce_abi_version);
 
+/* The device of a sysfs attribute of the ib_device. */
+static struct metaroce_dev *sysfs_to_mdev(struct device *device)
+{
+	return rdma_device_to_drv_device(device, struct metaroce_dev, ib_dev);
+}
+
+/* A number written to a sysfs attribute, in [min, max]; else -EINVAL. */
+static int sysfs_parse_bounded(const char *buf, u64 min, u64 max, u64 *v)
+{
+	if (kstrtou64(buf, 0, v) || *v < min || *v > max)
+		return -EINVAL;
+	return 0;
+}
+
 /*
  * /sys/class/infiniband/<dev>/default_transport: the wire mode of the RC
  * QPs created from now on without a requested one (MR-COMPAT-011).  QPs
@@ -345,9 +359,7 @@ static DEVICE_ATTR_RO(metaroce_abi_version);
 static ssize_t default_transport_show(struct device *device,
 				      struct device_attribute *attr, char *buf)
 {
-	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
-							      struct metaroce_dev,
-							      ib_dev);
+	struct metaroce_dev *mdev = sysfs_to_mdev(device);
 
 	return sysfs_emit(buf, "%s\n",
 			  metaroce_transport_name(READ_ONCE(mdev->default_mode)));
@@ -357,9 +369,7 @@ static ssize_t default_transport_store(struct device *device,
 				       struct device_attribute *attr,
 				       const char *buf, size_t count)
 {
-	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
-							      struct metaroce_dev,
-							      ib_dev);
+	struct metaroce_dev *mdev = sysfs_to_mdev(device);
 	enum mrc_mode mode;
 
 	if (metaroce_parse_transport(buf, &mode))
@@ -382,9 +392,7 @@ static DEVICE_ATTR_RW(default_transport);
 static ssize_t initial_rtt_ns_show(struct device *device,
 				   struct device_attribute *attr, char *buf)
 {
-	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
-							      struct metaroce_dev,
-							      ib_dev);
+	struct metaroce_dev *mdev = sysfs_to_mdev(device);
 
 	return sysfs_emit(buf, "%llu\n", READ_ONCE(mdev->initial_rtt_ns));
 }
@@ -393,13 +401,11 @@ static ssize_t initial_rtt_ns_store(struct device *device,
 				    struct device_attribute *attr,
 				    const char *buf, size_t count)
 {
-	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
-							      struct metaroce_dev,
-							      ib_dev);
+	struct metaroce_dev *mdev = sysfs_to_mdev(device);
 	u64 v;
 
-	if (kstrtou64(buf, 0, &v) || v < METAROCE_INITIAL_RTT_MIN_NS ||
-	    v > METAROCE_INITIAL_RTT_MAX_NS)
+	if (sysfs_parse_bounded(buf, METAROCE_INITIAL_RTT_MIN_NS,
+				METAROCE_INITIAL_RTT_MAX_NS, &v))
 		return -EINVAL;
 	WRITE_ONCE(mdev->initial_rtt_ns, v);
 	return count;
@@ -416,9 +422,7 @@ static DEVICE_ATTR_RW(initial_rtt_ns);
 static ssize_t window_show(struct device *device,
 			   struct device_attribute *attr, char *buf)
 {
-	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
-							      struct metaroce_dev,
-							      ib_dev);
+	struct metaroce_dev *mdev = sysfs_to_mdev(device);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(mdev->window));
 }
@@ -427,14 +431,12 @@ static ssize_t window_store(struct device *device,
 			    struct device_attribute *attr,
 			    const char *buf, size_t count)
 {
-	struct metaroce_dev *mdev = rdma_device_to_drv_device(device,
-							      struct metaroce_dev,
-							      ib_dev);
-	u32 v;
+	struct metaroce_dev *mdev = sysfs_to_mdev(device);
+	u64 v;
 
-	if (kstrtou32(buf, 0, &v) || v < 1 || v > MRC_MAX_WINDOW)
+	if (sysfs_parse_bounded(buf, 1, MRC_MAX_WINDOW, &v))
 		return -EINVAL;
-	WRITE_ONCE(mdev->window, v);
+	WRITE_ONCE(mdev->window, (u32)v);
 	return count;
 }
 static DEVICE_ATTR_RW(window);
