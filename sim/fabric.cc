@@ -46,18 +46,26 @@ Fabric::Fabric(const FabricConfig &cfg) : cfg_(cfg)
 	host_tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
 				 QueueSizeValue(QueueSize("4096p")));
 	TrafficControlHelper switch_tc;
-	switch_tc.SetRootQueueDisc(
-		"ns3::RedQueueDisc", "UseEcn", BooleanValue(true),
-		"UseHardDrop", BooleanValue(false), "Gentle", BooleanValue(false),
-		/* Instantaneous queue, DCTCP-style step marking. */
-		"QW", DoubleValue(1.0), "LInterm", DoubleValue(1.0),
-		"MinTh", DoubleValue(cfg.ecn_min_th),
-		"MaxTh", DoubleValue(cfg.ecn_max_th),
-		"MeanPktSize", UintegerValue(cfg.mtu),
-		"LinkBandwidth", DataRateValue(DataRate(rate_string(cfg.link_gbps))),
-		"MaxSize",
-		QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS,
-					 cfg.switch_queue_pkts)));
+	if (cfg.ecn)
+		switch_tc.SetRootQueueDisc(
+			"ns3::RedQueueDisc", "UseEcn", BooleanValue(true),
+			"UseHardDrop", BooleanValue(false),
+			"Gentle", BooleanValue(false),
+			/* Instantaneous queue, DCTCP-style step marking. */
+			"QW", DoubleValue(1.0), "LInterm", DoubleValue(1.0),
+			"MinTh", DoubleValue(cfg.ecn_min_th),
+			"MaxTh", DoubleValue(cfg.ecn_max_th),
+			"MeanPktSize", UintegerValue(cfg.mtu),
+			"LinkBandwidth",
+			DataRateValue(DataRate(rate_string(cfg.link_gbps))),
+			"MaxSize",
+			QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS,
+						 cfg.switch_queue_pkts)));
+	else
+		switch_tc.SetRootQueueDisc(
+			"ns3::FifoQueueDisc", "MaxSize",
+			QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS,
+						 cfg.switch_queue_pkts)));
 
 	Ptr<UniformRandomVariable> loss_rv = CreateObject<UniformRandomVariable>();
 	Ptr<UniformRandomVariable> burst_rv = CreateObject<UniformRandomVariable>();

@@ -40,7 +40,11 @@ struct FabricConfig {
 	 */
 	double burst_loss = 0.0;
 	uint32_t burst_len = 4;
-	/* RED/ECN on switch egress, in packets. */
+	/*
+	 * RED/ECN on switch egress, in packets; without ECN a drop-tail FIFO
+	 * of the same size, so that a loss is the only congestion signal.
+	 */
+	bool ecn = true;
 	uint32_t ecn_min_th = 20;
 	uint32_t ecn_max_th = 60;
 	uint32_t switch_queue_pkts = 256;

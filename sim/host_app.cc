@@ -305,6 +305,8 @@ void HostApp::StartApplication()
 		Ptr<Socket> rx = Socket::CreateSocket(GetNode(), udp);
 		NS_ABORT_MSG_IF(rx->Bind(InetSocketAddress(a, dport)),
 				"bind failed");
+		/* The IP TOS byte of each datagram: its ECN field (MR-CC-005). */
+		rx->SetIpRecvTos(true);
 		rx->SetRecvCallback(MakeCallback(&HostApp::receive, this, p));
 		rx_socks_.push_back(rx);
 		for (uint32_t e = 0; e < tcfg_.entropies; e++) {
@@ -354,7 +356,13 @@ void HostApp::receive(uint32_t plane, Ptr<Socket> sock)
 			metrics_.rx_unmatched++;
 			continue;
 		}
-		mrc_recv_packet(c.core(), buf_.data(), len, path, now_ns());
+		/* A switch that marked it set ECN to CE (11). */
+		SocketIpTosTag tos;
+		unsigned int rx_flags = 0;
+		if (pkt->RemovePacketTag(tos) && (tos.GetTos() & 0x3) == 0x3)
+			rx_flags |= MRC_RX_CE;
+		mrc_recv_packet_ex(c.core(), buf_.data(), len, path, rx_flags,
+				   now_ns());
 		after_core_call(c);
 	}
 }

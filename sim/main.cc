@@ -211,6 +211,7 @@ void usage(FILE *out)
 		"  --fail-plane I --fail-at-ms T [--fail-for-ms D] [--fail-notify]\n"
 		"  --message-size BYTES          per message / allreduce chunk\n"
 		"  --link-gbps G --link-delay-us D --plane-skew-us S\n"
+		"  --no-ecn                      switches drop, never mark CE\n"
 		"  --entropies E --mtu BYTES --window PKTS (default 512)\n"
 		"  --initial-rtt-us T --ack-delay-us T --granularity-us T\n"
 		"  --rto-us T                    core timers (20, 2, 2 us; 0: core default)\n"
@@ -379,6 +380,8 @@ int main(int argc, char **argv)
 			rc.fabric.link_delay_us = a.number();
 		} else if (opt == "--plane-skew-us") {
 			rc.fabric.plane_skew_us = a.number();
+		} else if (opt == "--no-ecn") {
+			rc.fabric.ecn = false;
 		} else if (opt == "--entropies") {
 			rc.transport.entropies = a.number();
 			entropies_set = true;
