@@ -56,7 +56,8 @@ static int mrc_config_valid(const struct mrc_config *cfg)
 		return 0;
 	if (!cfg->initial_rtt_ns || !cfg->probe_interval_ns || !cfg->rto_ns)
 		return 0;
-	if (cfg->cc_flags & ~(MRC_CC_ECN | MRC_CC_DELAY) || cfg->reserved1)
+	if (cfg->cc_flags & ~(MRC_CC_ECN | MRC_CC_DELAY | MRC_CC_LOSS_SHARE) ||
+	    cfg->reserved1)
 		return 0;
 	if (cfg->flags & ~MRC_CFG_CALLER_ICRC ||
 	    ((cfg->flags & MRC_CFG_CALLER_ICRC) &&

@@ -200,26 +200,6 @@ static void mrc_rtt_sample(struct mrc_path *p, u64 rtt, u64 now)
 	p->srtt_ns = (7 * p->srtt_ns + rtt) / 8;
 }
 
-/* Multiplicative decrease, once per round trip (MR-CC-002). */
-static void mrc_cc_loss(struct mrc_conn *c, struct mrc_path *p,
-			const struct mrc_tx_pkt *t, u64 now)
-{
-	u32 half;
-
-	if (t->sent_ns < p->recovery_start_ns)
-		return;
-	half = mrc_cwnd_pkts(p) / 2;
-	p->ssthresh = half < 2 ? 2 : half;
-	p->cwnd_q = p->ssthresh << MRC_CWND_SHIFT;
-	p->recovery_start_ns = now;
-	/* RFC 8985 reo_wnd_persist: forget a widened window after 16. */
-	if (p->reo_mult && ++p->reo_persist >= MRC_REO_PERSIST) {
-		p->reo_mult = 0;
-		p->reo_persist = 0;
-	}
-	(void)c;
-}
-
 /* Shrink p's window by q/1024 of itself, not below 2 packets. */
 static void mrc_cwnd_scale_down(struct mrc_path *p, u32 q)
 {
@@ -230,6 +210,66 @@ static void mrc_cwnd_scale_down(struct mrc_path *p, u32 q)
 	if (w < p->cwnd_q)
 		p->cwnd_q = w;
 	p->ssthresh = mrc_cwnd_pkts(p) < 2 ? 2 : mrc_cwnd_pkts(p);
+}
+
+/* A window reduction for loss (MR-CC-002) ends a loss episode. */
+static void mrc_loss_episode(struct mrc_path *p, u64 now)
+{
+	p->st.loss_decreases++;
+	p->recovery_start_ns = now;
+	/* RFC 8985 reo_wnd_persist: forget a widened window after 16. */
+	if (p->reo_mult && ++p->reo_persist >= MRC_REO_PERSIST) {
+		p->reo_mult = 0;
+		p->reo_persist = 0;
+	}
+}
+
+/*
+ * Loss-proportional decrease (MR-CC-002 with MRC_CC_LOSS_SHARE), DCTCP's
+ * rule with a loss as the mark: per observation window of one srtt, F =
+ * losses / (losses + packets acknowledged) on the path, and a window that
+ * saw a loss shrinks the path window by F / 2 when it ends.  Called after
+ * each loss and each acknowledged packet has been counted.
+ */
+static void mrc_cc_loss_window(struct mrc_path *p, u64 now)
+{
+	if (now < p->loss_wnd_end_ns)
+		return;
+	if (p->loss_lost) {
+		u32 f = mrc_ratio_q10(p->loss_lost,
+				      p->loss_lost + p->loss_acked);
+
+		mrc_cwnd_scale_down(p, f / 2);
+		mrc_loss_episode(p, now);
+	}
+	p->loss_lost = 0;
+	p->loss_acked = 0;
+	p->loss_wnd_end_ns = now + p->srtt_ns;
+}
+
+/*
+ * A congestion loss on p (MR-CC-002): the window halves, or with
+ * MRC_CC_LOSS_SHARE the loss counts towards the share lost in its window.
+ * A loss of a packet sent before the latest reduction belongs to the
+ * episode that reduction answered (the losses of one overflowing flight
+ * are declared over about a round trip) and changes nothing.
+ */
+static void mrc_cc_loss(struct mrc_conn *c, struct mrc_path *p,
+			const struct mrc_tx_pkt *t, u64 now)
+{
+	u32 half;
+
+	if (t->sent_ns < p->recovery_start_ns)
+		return;
+	if (c->cfg.cc_flags & MRC_CC_LOSS_SHARE) {
+		p->loss_lost++;
+		mrc_cc_loss_window(p, now);
+		return;
+	}
+	half = mrc_cwnd_pkts(p) / 2;
+	p->ssthresh = half < 2 ? 2 : half;
+	p->cwnd_q = p->ssthresh << MRC_CWND_SHIFT;
+	mrc_loss_episode(p, now);
 }
 
 /*
@@ -285,8 +325,11 @@ static void mrc_cc_delay(struct mrc_conn *c, struct mrc_path *p, u64 rtt,
 	p->delay_dec_ns = now + p->srtt_ns;
 }
 
-/* Slow start below ssthresh, then +1 packet per window (MR-CC-001). */
-static void mrc_cc_ack(struct mrc_conn *c, struct mrc_path *p)
+/*
+ * Slow start below ssthresh, then +1 packet per window (MR-CC-001); with
+ * MRC_CC_LOSS_SHARE the packet counts towards its loss window (MR-CC-002).
+ */
+static void mrc_cc_ack(struct mrc_conn *c, struct mrc_path *p, u64 now)
 {
 	u32 max_q = c->cfg.max_cwnd << MRC_CWND_SHIFT;
 
@@ -296,6 +339,10 @@ static void mrc_cc_ack(struct mrc_conn *c, struct mrc_path *p)
 		p->cwnd_q += (1u << (2 * MRC_CWND_SHIFT)) / p->cwnd_q;
 	if (p->cwnd_q > max_q)
 		p->cwnd_q = max_q;
+	if (c->cfg.cc_flags & MRC_CC_LOSS_SHARE) {
+		p->loss_acked++;
+		mrc_cc_loss_window(p, now);
+	}
 }
 
 /*
@@ -762,7 +809,7 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn, u32 echo_path,
 	/* sent once: its round trip is unambiguous (Karn) */
 	if (t->tx_count == 1 && t->sent_ns + 1 > p->ack_sample_sent_ns)
 		p->ack_sample_sent_ns = t->sent_ns + 1;
-	mrc_cc_ack(c, p);
+	mrc_cc_ack(c, p, now);
 }
 
 /*

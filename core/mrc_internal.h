@@ -166,7 +166,8 @@ struct mrc_path {
 	u64 rttvar_ns;
 	u64 latest_rtt_ns;
 	u64 last_send_ns;	/* PTO is armed from the latest send */
-	u64 recovery_start_ns;	/* one window reduction per round trip */
+	u64 recovery_start_ns;	/* latest loss reduction (MR-CC-002) */
+	u64 loss_wnd_end_ns;	/* end of the current loss observation window */
 	u64 next_probe_ns;	/* FAILED: next probe; pf: probe timeout */
 	u64 probe_sent_ns;	/* latest PROBE sent on the path */
 	u64 acked_sent_ns;	/* as mrc_conn's, of packets sent on the path */
@@ -185,6 +186,8 @@ struct mrc_path {
 	u32 ecn_alpha_q;	/* DCTCP alpha, Q10 */
 	u32 ecn_acks;		/* ACK echoes in the window */
 	u32 ecn_ce;		/* of which CE echoes */
+	u32 loss_acked;		/* packets acknowledged in the loss window */
+	u32 loss_lost;		/* congestion losses declared in it */
 	u32 reo_mult;		/* RACK reo_wnd in 1/8 RTT above 1/8 */
 	u32 reo_persist;	/* losses since reo_mult last grew */
 	u8 any_acked;		/* largest_acked_seq is valid */

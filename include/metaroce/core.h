@@ -117,6 +117,7 @@ enum mrc_path_state {
 /* struct mrc_config.cc_flags: congestion signals a path window reacts to. */
 #define MRC_CC_ECN		0x1	/* ECN echoes, DCTCP-like (MR-CC-005) */
 #define MRC_CC_DELAY		0x2	/* RTT above target (MR-CC-006) */
+#define MRC_CC_LOSS_SHARE	0x4	/* loss shrinks by its share (MR-CC-002) */
 
 /*
  * struct mrc_config.flags.  MRC_CFG_CALLER_ICRC (MRC_MODE_ROCEV2 only,
@@ -282,6 +283,7 @@ struct mrc_path_stats {
 	uint64_t sacks_received;
 	uint64_t rx_out_of_order;
 	uint64_t rx_dup;
+	uint64_t loss_decreases;	/* window reductions for loss (MR-CC-002) */
 };
 
 struct mrc_conn_stats {

@@ -201,7 +201,63 @@ static void time_threshold_declares_loss(void **state)
 	assert_true(r.len > 0);
 	assert_int_equal(be32(r.b + 8), be32(d0.b + 8));
 	assert_int_equal(pstats(&f->a, 0).cwnd, 8);	/* halved */
+	assert_int_equal(pstats(&f->a, 0).loss_decreases, 1);
 	assert_int_equal(pstats(&f->a, 0).ptos, 0);
+	pair_free(f);
+}
+
+/*
+ * covers: MR-CC-002 MR-LOSS-003
+ * MRC_CC_LOSS_SHARE, one packet of eight lost: the loss window that saw it
+ * (one srtt from the first acknowledged packet after the previous one)
+ * counts 1 loss and 7 packets acknowledged, F = 1/8, so the path window
+ * is left alone when the loss is declared and loses F / 2 = 1/16 of itself
+ * when the window ends, where the default halves it at once.
+ */
+static void loss_shrinks_the_window_by_half_its_share(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f;
+	struct pkt d[8], r, acks[8];
+	uint32_t w0, i, n = 0;
+
+	(void)state;
+	cfg.cc_flags |= MRC_CC_LOSS_SHARE;
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 8 * FX_MTU);
+	post(f);
+	for (i = 0; i < 8; i++) {
+		d[i] = take(f, &f->a);
+		assert_true(d[i].len > 0);
+	}
+	f->now = 20000;
+	for (i = 1; i < 8; i++) {	/* d[0] is lost */
+		assert_int_equal(give(f, &f->b, &d[i]), 0);
+		while ((r = take(f, &f->b)).len)
+			acks[n++] = r;
+	}
+	assert_true(n > 0);
+	f->now = 40000;
+	for (i = 0; i < n; i++)
+		assert_int_equal(give(f, &f->a, &acks[i]), 0);
+	/* d[0] is lost by the packet threshold, the window not yet reduced */
+	assert_int_equal(pstats(&f->a, 0).lost, 1);
+	assert_int_equal(pstats(&f->a, 0).loss_decreases, 0);
+	w0 = pstats(&f->a, 0).cwnd;
+	assert_int_equal(w0, cfg.init_cwnd + 7);	/* slow start */
+	r = take(f, &f->a);		/* the retransmission */
+	assert_int_equal(be32(r.b + 8), be32(d[0].b + 8));
+	f->now = 60000;
+	assert_int_equal(give(f, &f->b, &r), 0);
+	r = take(f, &f->b);
+	assert_true(r.len > 0);
+	/* past the end of the loss window (40000 + srtt 39936) */
+	f->now = 100000;
+	assert_int_equal(give(f, &f->a, &r), 0);
+	assert_int_equal(pstats(&f->a, 0).loss_decreases, 1);
+	/* (w0 + 1) packets in Q10, less 64/1024 of them, in packets */
+	assert_int_equal(pstats(&f->a, 0).cwnd, ((w0 + 1) * 960) >> 10);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
 	pair_free(f);
 }
 
@@ -911,7 +967,9 @@ static void delay_above_target_shrinks_the_window(void **state)
 	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0), -EINVAL);
 	cfg.target_delay_ns = 10000;
 	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0), 0);
-	cfg.cc_flags = 0x4;		/* unknown signal */
+	cfg.cc_flags = MRC_CC_ECN | MRC_CC_LOSS_SHARE;
+	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0), 0);
+	cfg.cc_flags = 0x8;		/* unknown signal */
 	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0),
 			 -EINVAL);
 	free(mem);
@@ -2269,6 +2327,7 @@ int main(void)
 		cmocka_unit_test(send_completions_wait_for_the_ack),
 		cmocka_unit_test(third_later_ack_on_the_path_declares_loss),
 		cmocka_unit_test(time_threshold_declares_loss),
+		cmocka_unit_test(loss_shrinks_the_window_by_half_its_share),
 		cmocka_unit_test(pto_fires_and_backs_off),
 		cmocka_unit_test(tail_probe_on_an_unsampled_path_uses_a_measured_rtt),
 		cmocka_unit_test(retry_limit_fails_the_qp),
