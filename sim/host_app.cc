@@ -114,6 +114,8 @@ Conn &HostApp::conn_to(uint32_t peer)
 	cfg.num_paths = num_paths();
 	if (tcfg_.window)
 		cfg.window = tcfg_.window;
+	if (tcfg_.cc_loss_share)
+		cfg.cc_flags |= MRC_CC_LOSS_SHARE;
 	if (tcfg_.initial_rtt_ns)
 		cfg.initial_rtt_ns = tcfg_.initial_rtt_ns;
 	if (tcfg_.max_ack_delay_ns)

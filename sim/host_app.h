@@ -41,6 +41,8 @@ struct TransportConfig {
 	uint32_t entropies = 2;		/* UDP source ports per plane */
 	uint32_t mtu = 4096;		/* core payload bytes per packet */
 	uint32_t window = 0;		/* 0: core default */
+	/* MetaRoCE mode: a loss shrinks by its share (MR-CC-002) */
+	bool cc_loss_share = false;
 	/*
 	 * Timer knobs; 0 keeps the core default. The core's defaults suit a
 	 * kernel on a millisecond-scale testbed; a 100G fabric has RTTs of

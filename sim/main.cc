@@ -213,6 +213,7 @@ void usage(FILE *out)
 		"  --link-gbps G --link-delay-us D --plane-skew-us S\n"
 		"  --no-ecn                      switches drop, never mark CE\n"
 		"  --entropies E --mtu BYTES --window PKTS (default 512)\n"
+		"  --cc-loss-share               a loss shrinks by its share (MR-CC-002)\n"
 		"  --initial-rtt-us T --ack-delay-us T --granularity-us T\n"
 		"  --rto-us T                    core timers (20, 2, 2 us; 0: core default)\n"
 		"  --seed S --max-sim-ms T\n"
@@ -389,6 +390,8 @@ int main(int argc, char **argv)
 			rc.transport.mtu = a.number();
 		} else if (opt == "--window") {
 			rc.transport.window = a.number();
+		} else if (opt == "--cc-loss-share") {
+			rc.transport.cc_loss_share = true;
 		} else if (opt == "--initial-rtt-us") {
 			rc.transport.initial_rtt_ns = a.number() * 1e3;
 		} else if (opt == "--ack-delay-us") {

@@ -124,6 +124,24 @@ def no_ecn(sim):
     assert dropped["retransmitted_packets"] > 0, dropped
 
 
+def loss_share(sim):
+    """--cc-loss-share: random loss costs a window its share, not half."""
+    # A slow link with a long round trip, where the window decides the
+    # goodput: 2 planes of 0.1 Gbit/s, 4 ms, 1 KiB packets, 4 paths.
+    args = ["--nodes", "2", "--planes", "2", "--entropies", "2",
+            "--workload", "one-flow", "--link-gbps", "0.1",
+            "--link-delay-us", "1000", "--mtu", "1024",
+            "--message-size", "4194304", "--initial-rtt-us", "4000",
+            "--ack-delay-us", "1000", "--granularity-us", "1000",
+            "--loss", "0.05", "--seed", "1", "--max-sim-ms", "20000"]
+    halved = run(sim, *args)
+    shared = run(sim, *args, "--cc-loss-share")
+    check_delivery(halved)
+    check_delivery(shared)
+    assert shared["retransmitted_packets"] > 0, shared
+    assert shared["goodput_gbps"] > halved["goodput_gbps"], (halved, shared)
+
+
 def workloads(sim):
     for transport in ("metaroce", "rocev2"):
         for w in ("one-flow", "incast", "all-to-all", "allreduce"):
@@ -173,6 +191,7 @@ TESTS = {
     "plane-failure": plane_failure,
     "burst-loss": burst_loss,
     "no-ecn": no_ecn,
+    "loss-share": loss_share,
     "workloads": workloads,
     "bad-input": bad_input,
     "manpage-fields": manpage_fields,
