@@ -48,14 +48,32 @@ pf=()
 # slow down with it.
 (while :; do echo "$(date -u +%FT%TZ) $(cut -d' ' -f1-3 /proc/loadavg)"; sleep 60; done) >"$log/load.txt" &
 loadpid=$!
-trap 'kill $loadpid 2>/dev/null || :' EXIT
+trap 'kill $loadpid ${cappid:-} 2>/dev/null || :' EXIT
 start=$(date -u +%FT%TZ)
 commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
+# The plane-failure transfers, as the host's loopback carries the qemu
+# links' datagrams (benchmarks/planefail_capture.py): from when guest 1
+# starts the first of them to the end of the run.  Headers only (-s 160).
+cappid=
+if [ -n "${pf[*]}" ] && command -v tcpdump >/dev/null; then
+	(
+		while [ ! -e "$log/guest1/planefail-plane0-only.txt" ]; do sleep 0.2; done
+		exec tcpdump -q -i lo -s 160 -B 16384 -w "$log/planefail.pcap" \
+			'udp and dst host 127.0.0.1 and dst portrange 40000-59999' 2>"$log/tcpdump.txt"
+	) &
+	cappid=$!
+fi
 rc=0
 "$root/tests/vm/vmtest.sh" --guests 2 --planes 2 --timeout 5400 --out "$log" -- \
 	"$root/benchmarks/guest-perftest.sh" "$build" --rounds "$rounds" --sides "$sides" \
 	--conds "$conds" --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" "${pf[@]}" || rc=$?
 kill $loadpid 2>/dev/null || :
+# SIGTERM: tcpdump writes out what it buffered (SIGINT is ignored by a
+# background job of a script).
+if [ -n "$cappid" ]; then
+	kill "$cappid" 2>/dev/null || :
+	wait "$cappid" 2>/dev/null || :
+fi
 echo "$(date -u +%FT%TZ) $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log/load.txt"
 [ -f "$log/guest1/bench.txt" ] || { echo "loss-vs-rxe: no results, logs in $log" >&2; exit 1; }
 

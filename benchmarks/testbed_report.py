@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 from bench_sides import window_variant
+import planefail_capture
 
 SIDES = {"mr2": "MetaRoCE, 2 planes", "mr1": "MetaRoCE, 1 plane",
          "rxe": "rdma_rxe (RoCEv2), 1 netdev"}
@@ -148,7 +149,23 @@ def planefail(log):
             "plane1_back_ms": round((after - restore) * 1000) if after else None,
             "cut_s": round(restore - cut, 2),
         }
+    # The host's capture of the same transfers, where loss-vs-rxe.sh took one.
+    pcap = os.path.join(log, "planefail.pcap")
+    if os.path.exists(pcap):
+        cap = planefail_capture.analyze(pcap)
+        alone = cap.get("variants", {}).get("plane0-only", {})
+        result["capture"] = {"bin_ms": cap.get("bin_ms"), "error": cap.get("error"),
+                             "capacity_per_bin": alone.get("capacity_per_bin")}
+        for variant, v in result["variants"].items():
+            v["capture"] = cap.get("variants", {}).get(variant)
     return result, timeline
+
+
+def recovery_ms(v):
+    """The recovery time a target is judged by: the capture's (10 ms bins,
+    sustained for 100 ms) where there is one, else the guest's samples'."""
+    cap = v.get("capture") or {}
+    return cap["sustained_ms"] if "sustained_ms" in cap else v["recovery_ms"]
 
 
 def gnuplot(script):
@@ -284,8 +301,8 @@ def main():
                             "met": v["application_errors"] == 0})
             targets.append({"target": f"plane failure: >= {RECOVERY_FRACTION} x surviving plane "
                             f"within {RECOVERY_TARGET_MS} ms", "prog": "ib_write_bw",
-                            "side": f"mr2 ({variant})", "value": v["recovery_ms"],
-                            "met": v["recovery_ms"] is not None and v["recovery_ms"] <= RECOVERY_TARGET_MS})
+                            "side": f"mr2 ({variant})", "value": recovery_ms(v),
+                            "met": recovery_ms(v) is not None and recovery_ms(v) <= RECOVERY_TARGET_MS})
     print("| target (issue 7) | program | side | measured | met |")
     print("|---|---|---|---|---|")
     for t in targets:
@@ -311,6 +328,21 @@ def main():
             print(f"| {v['cut']} | {v['application_errors']} | {n(v['pre_cut_pps'])} "
                   f"| {n(v['min_after_cut_pps'])} | {n(v['during_cut_median_pps'])} | {rec} | {back} "
                   f"| {n(v['after_restore_pps'])} | {v['client_bw_MBps']} |")
+        if "capture" in pf:
+            capture = pf["capture"]
+            print(f"\nthe same transfers in the host's capture of the links "
+                  f"(benchmarks/planefail_capture.py, the sender's data frames in "
+                  f"{capture['bin_ms']} ms bins): plane 0 alone carries "
+                  f"{capture['capacity_per_bin']} per bin"
+                  f"{'; ' + capture['error'] if capture['error'] else ''}\n")
+            print("| cut | cut lasted | first bin >= 0.9 x plane 0 alone | "
+                  "sustained >= 0.9 x for 100 ms | median per bin while cut | first 10 bins |")
+            print("|---|---|---|---|---|---|")
+            for variant, v in pf["variants"].items():
+                c = v.get("capture") or {}
+                print(f"| {variant} | {c.get('cut_s', '-')} s | {c.get('first_ms', '-')} ms "
+                      f"| {c.get('sustained_ms', '-')} ms | {c.get('during_cut_median_per_bin', '-')} "
+                      f"| {' '.join(str(x) for x in c.get('first_100ms_per_bin', []))} |")
         with open(os.path.join(args.out, "testbed-planefail.csv"), "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(("variant", "t_from_cut_s", "plane0_pps", "plane1_pps", "total_pps"))
