@@ -26,7 +26,9 @@
 #   OUT/testbed.json           medians, ratios, targets, plane failure, host load
 #   OUT/testbed-loss.png       throughput (and latency) against the condition
 #   OUT/testbed-planefail.png  per-plane packet rate around the cuts
-# and the markdown tables to the log directory (tables.md).
+# and the markdown tables to the log directory (tables.md).  The plane-failure
+# transfers are also captured on the host's loopback (LOG/planefail.pcap, with
+# tcpdump if installed) and timed in 10 ms bins (benchmarks/planefail_capture.py).
 # A benchmark, not a test: it fails only if a program failed (the guests'
 # exit status), never on a number.
 set -euo pipefail
