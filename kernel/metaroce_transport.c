@@ -662,8 +662,17 @@ void metaroce_qp_run(struct metaroce_qp *qp)
 	 */
 	if (budget < 0 && deadline > now + METAROCE_RERUN_NS)
 		deadline = now + METAROCE_RERUN_NS;
-	if (deadline == U64_MAX)
+	if (deadline == U64_MAX) {
+		/*
+		 * Nothing left for the timer: an expiry armed for what has
+		 * since completed (a ping-pong's tail loss probe, once its ACK
+		 * is in) would only run the QP for nothing, an interrupt and a
+		 * softirq per message.  Not hrtimer_cancel(): its handler may
+		 * be waiting for qp->lock, which is held here.
+		 */
+		hrtimer_try_to_cancel(&qp->timer);
 		return;
+	}
 	if (deadline <= now)
 		deadline = now + METAROCE_RERUN_NS;
 	hrtimer_start(&qp->timer, ns_to_ktime(deadline), HRTIMER_MODE_ABS_SOFT);
