@@ -34,9 +34,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "vm"))
-from pcap_frames import ipv4_udp, records  # noqa: E402
+from pcap_frames import MR_UDP_PORT, ipv4_udp, records  # noqa: E402
 
-METAROCE_UDP_PORT = 4793
 MIN_DATA_BYTES = 512
 BIN_S = 0.010
 GAP_S = 0.5
@@ -56,7 +55,7 @@ def data_frames(path):
         if not inner:
             continue
         ip, udp = inner
-        if struct.unpack_from(">H", udp, 2)[0] != METAROCE_UDP_PORT:
+        if struct.unpack_from(">H", udp, 2)[0] != MR_UDP_PORT:
             continue
         if struct.unpack_from(">H", ip, 2)[0] <= MIN_DATA_BYTES:
             continue
@@ -102,9 +101,9 @@ def analyze(path):
     for name, seg in zip(VARIANTS, segs):
         start, end = seg[0], seg[-1]
         mine = [(t, plane[p]) for t, p in frames if start <= t <= end]
-        steady = bins([t for t, _ in mine], start + GAP_S, end - GAP_S)
         v = {"frames": len(mine), "seconds": round(end - start, 3)}
         if name == "plane0-only":
+            steady = bins([t for t, _ in mine], start + GAP_S, end - GAP_S)
             capacity = statistics.median(steady) if steady else 0
             v["capacity_per_bin"] = capacity
             result["variants"][name] = v

@@ -6,6 +6,9 @@ import os
 import struct
 import sys
 
+# UDP port of MetaRoCE-mode RC (include/metaroce/wire.h, MR_UDP_PORT).
+MR_UDP_PORT = 4793
+
 
 def records(path, whole=True):
     """(time in seconds, frame) for every frame of the capture at path;

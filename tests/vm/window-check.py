@@ -21,9 +21,8 @@ import ipaddress
 import struct
 import sys
 
-from pcap_frames import frames, ipv4_udp
+from pcap_frames import MR_UDP_PORT, frames, ipv4_udp
 
-MR_UDP_PORT = 4793
 OPC_SEND, OPC_WRITE, OPC_ACK = 0x01, 0x02, 0x10
 PSN_MASK = (1 << 24) - 1
 
