@@ -46,6 +46,9 @@ Fabric::Fabric(const FabricConfig &cfg) : cfg_(cfg)
 	host_tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
 				 QueueSizeValue(QueueSize("4096p")));
 	TrafficControlHelper switch_tc;
+	/* The same buffer with or without ECN: only the marking differs. */
+	QueueSizeValue switch_queue(
+		QueueSize(QueueSizeUnit::PACKETS, cfg.switch_queue_pkts));
 	if (cfg.ecn)
 		switch_tc.SetRootQueueDisc(
 			"ns3::RedQueueDisc", "UseEcn", BooleanValue(true),
@@ -58,14 +61,10 @@ Fabric::Fabric(const FabricConfig &cfg) : cfg_(cfg)
 			"MeanPktSize", UintegerValue(cfg.mtu),
 			"LinkBandwidth",
 			DataRateValue(DataRate(rate_string(cfg.link_gbps))),
-			"MaxSize",
-			QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS,
-						 cfg.switch_queue_pkts)));
+			"MaxSize", switch_queue);
 	else
-		switch_tc.SetRootQueueDisc(
-			"ns3::FifoQueueDisc", "MaxSize",
-			QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS,
-						 cfg.switch_queue_pkts)));
+		switch_tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
+					   switch_queue);
 
 	Ptr<UniformRandomVariable> loss_rv = CreateObject<UniformRandomVariable>();
 	Ptr<UniformRandomVariable> burst_rv = CreateObject<UniformRandomVariable>();
