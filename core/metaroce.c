@@ -813,6 +813,80 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn, u32 echo_path,
 }
 
 /*
+ * p timed out alone (an isolated PTO, a silence seen across paths, or the
+ * PROBE of a suspect path went unanswered while the peer answered the
+ * rest): one more towards its failure (MR-FAIL-001).  Until then it is
+ * suspect (after RFC 7829, SCTP's potentially failed state): it carries
+ * no data while a path that is not suspect is up, and a PROBE tests it
+ * once per PTO, so a path that stopped answering costs the connection its
+ * probes, not a window of data parked on it.  Any answer on it ends the
+ * suspicion (mrc_path_alive).
+ */
+static void mrc_path_timed_out(struct mrc_conn *c, struct mrc_path *p,
+			       u64 now)
+{
+	if (p->state != MRC_PATH_UP)
+		return;
+	if (++p->fail_ptos >= c->cfg.path_fail_ptos) {
+		p->state = MRC_PATH_FAILED;
+		p->pf = 0;
+		p->probe_out = 0;
+		p->next_probe_ns = now;
+		p->st.failures++;
+		c->st.path_failures++;
+		return;
+	}
+	p->pf = 1;
+	p->probe_due = 1;
+	p->probe_out = 1;
+	p->probe_sent_ns = now;
+	p->next_probe_ns = now + mrc_pto(c, p);
+}
+
+/*
+ * p is silent alone (MR-LOSS-007, MR-LOSS-013): everything in flight on it
+ * is lost and goes elsewhere (MR-LOSS-005), its window collapses
+ * (MR-CC-003), and it is suspect.  The losses are not charged to
+ * retry_cnt (MR-LOSS-009): they are the path's, not the packets'.
+ */
+static void mrc_path_silent(struct mrc_conn *c, struct mrc_path *p, u64 now)
+{
+	u32 psn;
+
+	for (psn = c->snd_una; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
+		struct mrc_tx_pkt *t = mrc_txp(c, psn);
+
+		if (t->state == MRC_TXP_INFLIGHT && &c->path[t->path] == p)
+			mrc_mark_lost(c, t, 0, 1, 0, now);
+	}
+	p->cwnd_q = 1u << MRC_CWND_SHIFT;
+	mrc_path_timed_out(c, p, now);
+}
+
+/*
+ * How long after its transmission a packet on p may still arrive behind
+ * one sent later (MR-LOSS-004): 9/8 x max(srtt, latest_rtt) of r (p, or
+ * the path whose RTT p borrows), widened on D-SACK (MR-LOSS-011), at
+ * least the timer granularity.
+ */
+static u64 mrc_reo_thresh(const struct mrc_conn *c, const struct mrc_path *p,
+			  const struct mrc_path *r)
+{
+	u64 rtt = r->srtt_ns > r->latest_rtt_ns ? r->srtt_ns :
+						  r->latest_rtt_ns;
+	u64 thresh = rtt + (rtt / 8) * (1 + p->reo_mult);
+
+	return thresh < c->cfg.granularity_ns ? c->cfg.granularity_ns : thresh;
+}
+
+/* The peer may hold psn: its newest ACK had no room to say (MR-LOSS-001). */
+static int mrc_sack_unreported(const struct mrc_conn *c, u32 psn)
+{
+	return c->sack_capped && !mrc_psn_before(psn, c->sack_gap_start) &&
+	       mrc_psn_before(psn, c->sack_gap_end);
+}
+
+/*
  * RACK-style detection per path (MR-LOSS-003/004): a packet is lost when a
  * packet sent MRC_PKT_THRESHOLD later on the same path was acknowledged,
  * or when a later one was acknowledged and 9/8 max(srtt, latest_rtt) has
@@ -826,26 +900,73 @@ static void mrc_detect_lost(struct mrc_conn *c, u64 now)
 	for (psn = c->snd_una; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
 		struct mrc_tx_pkt *t = mrc_txp(c, psn);
 		struct mrc_path *p = &c->path[t->path];
-		u64 rtt, thresh;
+		u64 thresh;
 
 		if (t->state != MRC_TXP_INFLIGHT || !p->any_acked ||
-		    !mrc_seq_before(t->path_seq, p->largest_acked_seq))
+		    !mrc_seq_before(t->path_seq, p->largest_acked_seq) ||
+		    mrc_sack_unreported(c, psn))
 			continue;
-		/* the peer may hold it: its ACK had no room to say (MR-LOSS-001) */
-		if (c->sack_capped && !mrc_psn_before(psn, c->sack_gap_start) &&
-		    mrc_psn_before(psn, c->sack_gap_end))
-			continue;
-		rtt = p->srtt_ns > p->latest_rtt_ns ? p->srtt_ns :
-						      p->latest_rtt_ns;
-		/* reo_wnd widens on D-SACK (MR-LOSS-011) */
-		thresh = rtt + (rtt / 8) * (1 + p->reo_mult);
-		if (thresh < c->cfg.granularity_ns)
-			thresh = c->cfg.granularity_ns;
+		thresh = mrc_reo_thresh(c, p, p);
 		if (p->largest_acked_seq - t->path_seq >= MRC_PKT_THRESHOLD ||
 		    t->sent_ns + thresh <= now)
 			mrc_mark_lost(c, t, 0, 1, 1, now);
 		else if (t->sent_ns + thresh < c->loss_time_ns)
 			c->loss_time_ns = t->sent_ns + thresh;
+	}
+}
+
+/*
+ * Silence seen across paths (MR-LOSS-013): the peer acknowledged a packet
+ * sent on another path a reordering window (MR-LOSS-004, by p's RTT)
+ * after p's oldest packet in flight, and nothing sent on p since then.
+ * p itself has no later acknowledgement for RACK to measure against, and
+ * its PTO, counted from its latest transmission with 4 rttvar of margin,
+ * lets a dead plane hold the connection's window for many round trips.
+ * Both facts come from one ACK, what the peer received and what it did
+ * not, so a caller that ran late (a stalled guest) cannot fake them.
+ * The necessary condition, p's newest acknowledged send a reordering
+ * window older than the connection's, is checked first so that a live
+ * path costs no walk over the window.
+ */
+static void mrc_detect_silent_paths(struct mrc_conn *c, u64 now)
+{
+	u64 oldest[MRC_MAX_PATHS], thresh[MRC_MAX_PATHS];
+	u32 i, psn, candidates = 0;
+
+	for (i = 0; i < c->cfg.num_paths; i++) {
+		const struct mrc_path *p = &c->path[i];
+
+		oldest[i] = MRC_U64_MAX;
+		if (p->state != MRC_PATH_UP || !p->in_flight)
+			continue;
+		thresh[i] = mrc_reo_thresh(c, p, mrc_rtt_of(c, p));
+		if (p->acked_sent_ns + thresh[i] < c->acked_sent_ns)
+			candidates |= 1u << i;
+	}
+	if (!candidates)
+		return;
+	for (psn = c->snd_una; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
+		const struct mrc_tx_pkt *t = mrc_txp(c, psn);
+
+		if (t->state != MRC_TXP_INFLIGHT ||
+		    !(candidates & (1u << t->path)))
+			continue;
+		/* a packet the peer may hold rules its path out this time */
+		if (mrc_sack_unreported(c, psn))
+			candidates &= ~(1u << t->path);
+		else if (t->sent_ns < oldest[t->path])
+			oldest[t->path] = t->sent_ns;
+	}
+	for (i = 0; i < c->cfg.num_paths; i++) {
+		struct mrc_path *p = &c->path[i];
+
+		/* acked_sent_ns are send times + 1 */
+		if (!(candidates & (1u << i)) || oldest[i] == MRC_U64_MAX ||
+		    p->acked_sent_ns > oldest[i] ||
+		    c->acked_sent_ns <= oldest[i] + thresh[i] + 1)
+			continue;
+		p->st.silences++;
+		mrc_path_silent(c, p, now);
 	}
 }
 
@@ -1067,6 +1188,7 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 			      MRC_WC_REM_INV_REQ_ERR, MRC_WC_WR_FLUSH_ERR);
 	}
 	mrc_detect_lost(c, now);
+	mrc_detect_silent_paths(c, now);
 	return 0;
 }
 
@@ -1561,36 +1683,6 @@ u64 mrc_mr_deadline(const struct mrc_conn *c)
 }
 
 /*
- * p timed out alone (an isolated PTO, or the PROBE of a suspect path went
- * unanswered while the peer answered the rest): one more towards its
- * failure (MR-FAIL-001).  Until then it is suspect (after RFC 7829, SCTP's
- * potentially failed state): it carries no data while a path that is not
- * suspect is up, and a PROBE tests it once per PTO, so a path that stopped
- * answering costs the connection its probes, not a window of data parked
- * on it.  Any answer on it ends the suspicion (mrc_path_alive).
- */
-static void mrc_path_timed_out(struct mrc_conn *c, struct mrc_path *p,
-			       u64 now)
-{
-	if (p->state != MRC_PATH_UP)
-		return;
-	if (++p->fail_ptos >= c->cfg.path_fail_ptos) {
-		p->state = MRC_PATH_FAILED;
-		p->pf = 0;
-		p->probe_out = 0;
-		p->next_probe_ns = now;
-		p->st.failures++;
-		c->st.path_failures++;
-		return;
-	}
-	p->pf = 1;
-	p->probe_due = 1;
-	p->probe_out = 1;
-	p->probe_sent_ns = now;
-	p->next_probe_ns = now + mrc_pto(c, p);
-}
-
-/*
  * p's PTO expired (MR-LOSS-006/007).  Isolated, when the peer has since
  * acknowledged a packet sent at or after p's latest transmission (after a
  * first expiry: after p's oldest packet in flight): p alone is silent,
@@ -1634,14 +1726,7 @@ static void mrc_pto_expired(struct mrc_conn *c, struct mrc_path *p, u64 now)
 			mrc_mark_lost(c, oldest, 0, 0, 0, now);
 		return;
 	}
-	for (psn = c->snd_una; psn != c->snd_nxt; psn = mrc_psn_add(psn, 1)) {
-		struct mrc_tx_pkt *t = mrc_txp(c, psn);
-
-		if (t->state == MRC_TXP_INFLIGHT && &c->path[t->path] == p)
-			mrc_mark_lost(c, t, 0, 1, 0, now);
-	}
-	p->cwnd_q = 1u << MRC_CWND_SHIFT;
-	mrc_path_timed_out(c, p, now);
+	mrc_path_silent(c, p, now);
 }
 
 void mrc_mr_timeout(struct mrc_conn *c, u64 now)

@@ -284,6 +284,8 @@ struct mrc_path_stats {
 	uint64_t rx_out_of_order;
 	uint64_t rx_dup;
 	uint64_t loss_decreases;	/* window reductions for loss (MR-CC-002) */
+	/* found silent by acknowledgements on other paths (MR-LOSS-013) */
+	uint64_t silences;
 };
 
 struct mrc_conn_stats {

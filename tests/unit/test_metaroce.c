@@ -1938,6 +1938,100 @@ static void isolated_pto_collapses_the_window(void **state)
 	pair_free(f);
 }
 
+struct silence_seen {
+	int retransmitted;		/* A has sent a retransmission */
+	uint64_t ptos, silences;	/* path 1's, at that moment */
+};
+
+static void note_first_retransmission(struct fx *f, const struct fx_ep *src,
+				      const uint8_t *b, unsigned int len,
+				      unsigned int path)
+{
+	struct silence_seen *s = f->tap_user;
+
+	(void)len;
+	(void)path;
+	if (src != &f->a || s->retransmitted || b[1] == MR_OPC_PROBE ||
+	    !(b[2] & MR_FLAG_RETX))
+		return;
+	s->retransmitted = 1;
+	s->ptos = pstats(&f->a, 1).ptos;
+	s->silences = pstats(&f->a, 1).silences;
+}
+
+/*
+ * covers: MR-LOSS-013 MR-LOSS-005 MR-FAIL-001
+ * Path 1 goes dark in the middle of a transfer while path 0 delivers,
+ * over a fabric whose round trips vary as much as a TCG guest's (rttvar
+ * about half of srtt: a PTO of srtt + 4 rttvar is three round trips).
+ * Path 1 gets no acknowledgement for RACK to measure against, but the
+ * peer acknowledges what path 0 carried a reordering window after path
+ * 1's oldest packet: that is enough.  The first retransmission comes
+ * from that silence, not from path 1's PTO, and the transfer completes.
+ * (With steady round trips the PTO comes first; tested elsewhere.)
+ */
+static void silence_seen_across_paths_fails_over_before_the_pto(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct silence_seen seen = { 0 };
+	struct fx *f;
+	int i;
+
+	(void)state;
+	cfg.window = 256;		/* the receiver's buffer, not the limit */
+	cfg.init_cwnd = 8;
+	cfg.max_cwnd = 8;
+	f = pair_new(&cfg);
+	f->net.base_delay_ns = 20000;
+	f->net.jitter_ns = 200000;
+	f->net.fifo_paths = 1;
+	f->kill_at_ns = 300000;
+	f->kill_mask = 2;		/* path 1 drops everything */
+	f->tap = note_first_retransmission;
+	f->tap_user = &seen;
+	for (i = 0; i < 200; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	assert_int_equal(fx_run(f, 10ull * 1000000000), 0);
+	assert_int_equal(fx_verify(f), 0);
+	assert_true(seen.retransmitted);
+	assert_int_equal(seen.ptos, 0);
+	assert_int_equal(seen.silences, 1);
+	assert_int_equal(pstats(&f->a, 1).state, MRC_PATH_FAILED);
+	assert_int_equal(pstats(&f->a, 0).silences, 0);
+	assert_int_equal(pstats(&f->a, 0).state, MRC_PATH_UP);
+	pair_free(f);
+}
+
+/*
+ * covers: MR-LOSS-013 MR-LOSS-003 MR-LOSS-004
+ * Random loss and reordering within a path's round trip on paths that
+ * deliver: RACK on each path finds the losses; no path is silent.
+ */
+static void random_loss_makes_no_path_silent(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	unsigned int i;
+	struct fx *f;
+
+	(void)state;
+	cfg.window = 64;
+	f = pair_new(&cfg);
+	f->net.base_delay_ns = 20000;
+	f->net.jitter_ns = 10000;
+	f->net.loss_ppm = 20000;	/* 2% */
+	for (i = 0; i < 200; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	assert_int_equal(fx_run(f, 10ull * 1000000000), 0);
+	assert_int_equal(fx_verify(f), 0);
+	assert_true(cstats(&f->a).tx_retrans > 0);
+	for (i = 0; i < cfg.num_paths; i++) {
+		assert_true(pstats(&f->a, i).lost > 0);
+		assert_int_equal(pstats(&f->a, i).silences, 0);
+		assert_int_equal(pstats(&f->a, i).failures, 0);
+	}
+	pair_free(f);
+}
+
 /*
  * covers: MR-LOSS-005
  * Paths 1 and 3 share a plane that went dark; 0 and 2 deliver.  When
@@ -2349,6 +2443,8 @@ int main(void)
 		cmocka_unit_test(recv_packet_ex_rejects_unknown_flags),
 		cmocka_unit_test(delay_above_target_shrinks_the_window),
 		cmocka_unit_test(dsack_reports_a_spurious_retransmission),
+		cmocka_unit_test(silence_seen_across_paths_fails_over_before_the_pto),
+		cmocka_unit_test(random_loss_makes_no_path_silent),
 		cmocka_unit_test(duplicate_of_a_single_transmission_is_not_spurious),
 		cmocka_unit_test(dead_path_losses_do_not_spend_retry_cnt),
 		cmocka_unit_test(deadlines_in_the_past_and_stale_timeouts),
