@@ -76,7 +76,7 @@ def read_rc(path):
 
 # Transport counters shown per run (guest-perftest.sh's counters.txt): the
 # sender's loss recovery, and the receiver's ACKs and duplicates.
-COUNTERS = ("retransmits", "spurious_retrans", "lost", "timeouts", "tlp_probes",
+COUNTERS = ("retransmits", "spurious_retrans", "lost", "timeouts", "path_silences", "tlp_probes",
             "path_failures", "rx_duplicates", "tx_packets", "give_ups", "retry_exhausted")
 
 

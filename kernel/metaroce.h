@@ -148,6 +148,7 @@ enum metaroce_conn_counter {
 	METAROCE_CCNT_GIVE_UPS,		/* RETRY_EXC by the give-up bound */
 	METAROCE_CCNT_RETRY_EXHAUSTED,	/* RETRY_EXC by a packet's retry_cnt */
 	METAROCE_CCNT_RSP_WAIT_GIVE_UPS, /* RETRY_EXC waiting for a response */
+	METAROCE_CCNT_PATH_SILENCES,	/* paths found silent across paths */
 	METAROCE_CONN_NUM_COUNTERS
 };
 

@@ -454,7 +454,7 @@ void HostApp::add_stats(struct mrc_conn_stats &sum) const
 	}
 }
 
-uint64_t HostApp::path_timeouts() const
+uint64_t HostApp::path_stat_sum(uint64_t mrc_path_stats::*counter) const
 {
 	uint64_t n = 0;
 
@@ -463,7 +463,7 @@ uint64_t HostApp::path_timeouts() const
 		for (unsigned int path = 0; path < num_paths(); path++) {
 			struct mrc_path_stats ps;
 			if (!mrc_get_path_stats(core, path, &ps))
-				n += ps.ptos;
+				n += ps.*counter;
 		}
 	}
 	return n;

@@ -93,8 +93,11 @@ public:
 
 	uint32_t index() const { return index_; }
 	void add_stats(struct mrc_conn_stats &sum) const;
-	/* Probe timeouts (MR-LOSS-006) over all paths of all connections. */
-	uint64_t path_timeouts() const;
+	/*
+	 * A path counter (struct mrc_path_stats) summed over all paths of
+	 * all connections, e.g. &mrc_path_stats::ptos.
+	 */
+	uint64_t path_stat_sum(uint64_t mrc_path_stats::*counter) const;
 	uint64_t host_tx_packets() const { return tx_packets_; }
 
 	/* Core callbacks (static trampolines in host_app.cc). */

@@ -52,6 +52,7 @@ struct RunResult {
 	uint64_t core_tx_errors = 0;
 	struct mrc_conn_stats core = {};
 	uint64_t path_timeouts = 0;
+	uint64_t path_silences = 0;
 	uint64_t error_drops = 0;
 	uint64_t queue_drops = 0;
 	uint64_t ecn_marks = 0;
@@ -168,7 +169,9 @@ RunResult run_once(const RunConfig &rc)
 	r.placed_per_bin = m.placed_per_bin;
 	for (const auto &app : apps) {
 		app->add_stats(r.core);
-		r.path_timeouts += app->path_timeouts();
+		r.path_timeouts += app->path_stat_sum(&mrc_path_stats::ptos);
+		r.path_silences +=
+			app->path_stat_sum(&mrc_path_stats::silences);
 	}
 	r.error_drops = fabric.error_drops();
 	r.queue_drops = fabric.queue_drops();
@@ -272,8 +275,10 @@ void print_json(const RunConfig &rc, const RunResult &r, const RunResult &ref,
 	       r.bytes_corrupted, r.flows_total, r.flows_done,
 	       r.completion_errors, r.first_error_status);
 	printf("\"spurious_retransmissions\":%" PRIu64 ","
-	       "\"tail_loss_probes\":%" PRIu64 ",\"path_timeouts\":%" PRIu64 ",",
-	       r.core.spurious_retrans, r.core.tlp_probes, r.path_timeouts);
+	       "\"tail_loss_probes\":%" PRIu64 ",\"path_timeouts\":%" PRIu64 ","
+	       "\"path_silences\":%" PRIu64 ",",
+	       r.core.spurious_retrans, r.core.tlp_probes, r.path_timeouts,
+	       r.path_silences);
 	printf("\"data_packets\":%" PRIu64 ",\"ctrl_packets\":%" PRIu64 ","
 	       "\"rx_duplicates\":%" PRIu64 ",\"rx_bad_crc\":%" PRIu64 ","
 	       "\"rx_malformed\":%" PRIu64 ",\"rx_out_of_window\":%" PRIu64 ","

@@ -51,6 +51,7 @@ def integrity(sim, transport):
     assert lossless["spurious_retransmissions"] == 0, lossless
     assert lossless["tail_loss_probes"] == 0, lossless
     assert lossless["path_timeouts"] == 0, lossless
+    assert lossless["path_silences"] == 0, lossless
 
     lossy = run(sim, "--transport", transport, "--workload", "all-to-all",
                 "--message-size", "65536", "--loss", "0.01", "--seed", "3")
