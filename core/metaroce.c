@@ -845,11 +845,14 @@ static void mrc_path_timed_out(struct mrc_conn *c, struct mrc_path *p,
 
 /*
  * p is silent alone (MR-LOSS-007, MR-LOSS-013): everything in flight on it
- * is lost and goes elsewhere (MR-LOSS-005), its window collapses
- * (MR-CC-003), and it is suspect.  The losses are not charged to
- * retry_cnt (MR-LOSS-009): they are the path's, not the packets'.
+ * is lost and goes elsewhere (MR-LOSS-005), a congestion signal
+ * (MR-CC-002), and it is suspect.  After a timeout its window collapses
+ * too (MR-CC-003, collapse); a silence the ACKs showed keeps the ACK clock
+ * and only the loss response.  The losses are not charged to retry_cnt
+ * (MR-LOSS-009): they are the path's, not the packets'.
  */
-static void mrc_path_silent(struct mrc_conn *c, struct mrc_path *p, u64 now)
+static void mrc_path_silent(struct mrc_conn *c, struct mrc_path *p,
+			    int collapse, u64 now)
 {
 	u32 psn;
 
@@ -859,7 +862,8 @@ static void mrc_path_silent(struct mrc_conn *c, struct mrc_path *p, u64 now)
 		if (t->state == MRC_TXP_INFLIGHT && &c->path[t->path] == p)
 			mrc_mark_lost(c, t, 0, 1, 0, now);
 	}
-	p->cwnd_q = 1u << MRC_CWND_SHIFT;
+	if (collapse)
+		p->cwnd_q = 1u << MRC_CWND_SHIFT;
 	mrc_path_timed_out(c, p, now);
 }
 
@@ -966,7 +970,7 @@ static void mrc_detect_silent_paths(struct mrc_conn *c, u64 now)
 		    c->acked_sent_ns <= oldest[i] + thresh[i] + 1)
 			continue;
 		p->st.silences++;
-		mrc_path_silent(c, p, now);
+		mrc_path_silent(c, p, 0, now);
 	}
 }
 
@@ -1726,7 +1730,7 @@ static void mrc_pto_expired(struct mrc_conn *c, struct mrc_path *p, u64 now)
 			mrc_mark_lost(c, oldest, 0, 0, 0, now);
 		return;
 	}
-	mrc_path_silent(c, p, now);
+	mrc_path_silent(c, p, 1, now);
 }
 
 void mrc_mr_timeout(struct mrc_conn *c, u64 now)

@@ -1941,6 +1941,7 @@ static void isolated_pto_collapses_the_window(void **state)
 struct silence_seen {
 	int retransmitted;		/* A has sent a retransmission */
 	uint64_t ptos, silences;	/* path 1's, at that moment */
+	uint32_t cwnd;
 };
 
 static void note_first_retransmission(struct fx *f, const struct fx_ep *src,
@@ -1957,6 +1958,7 @@ static void note_first_retransmission(struct fx *f, const struct fx_ep *src,
 	s->retransmitted = 1;
 	s->ptos = pstats(&f->a, 1).ptos;
 	s->silences = pstats(&f->a, 1).silences;
+	s->cwnd = pstats(&f->a, 1).cwnd;
 }
 
 /*
@@ -1967,7 +1969,9 @@ static void note_first_retransmission(struct fx *f, const struct fx_ep *src,
  * Path 1 gets no acknowledgement for RACK to measure against, but the
  * peer acknowledges what path 0 carried a reordering window after path
  * 1's oldest packet: that is enough.  The first retransmission comes
- * from that silence, not from path 1's PTO, and the transfer completes.
+ * from that silence, not from path 1's PTO; path 1's window answers the
+ * losses as any loss (halved), not as a timeout (collapsed to one
+ * packet); and the transfer completes.
  * (With steady round trips the PTO comes first; tested elsewhere.)
  */
 static void silence_seen_across_paths_fails_over_before_the_pto(void **state)
@@ -1996,6 +2000,7 @@ static void silence_seen_across_paths_fails_over_before_the_pto(void **state)
 	assert_true(seen.retransmitted);
 	assert_int_equal(seen.ptos, 0);
 	assert_int_equal(seen.silences, 1);
+	assert_int_equal(seen.cwnd, cfg.max_cwnd / 2);
 	assert_int_equal(pstats(&f->a, 1).state, MRC_PATH_FAILED);
 	assert_int_equal(pstats(&f->a, 0).silences, 0);
 	assert_int_equal(pstats(&f->a, 0).state, MRC_PATH_UP);
