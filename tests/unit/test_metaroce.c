@@ -2038,6 +2038,92 @@ static void random_loss_makes_no_path_silent(void **state)
 }
 
 /*
+ * covers: MR-LOSS-013 MR-LOSS-001
+ * Path 0 delivers (almost) everything, but the ACK that reaches A last is
+ * capped: path 1's late packets leave a hole every 4 PSNs, so B's 16
+ * ranges report the lowest of what it holds, the lone packet of path 1
+ * that arrived last, and the highest (path 1's), not path 0's packets in
+ * between.  Those were sent well after path 0's newest reported packet,
+ * and the ACK covers later packets of path 1: read alone, path 0 looks
+ * silent.  B may hold them, so it is not (a live path made suspect, its
+ * window of delivered packets resent).
+ */
+static void capped_ack_makes_no_path_silent(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	unsigned int i, n = 100, path1 = 0, m = 0;
+	struct pkt d[100], p, last = { 0 };
+	int late[100] = { 0 };
+	struct fx *f;
+
+	(void)state;
+	cfg.init_cwnd = 128;
+	f = pair_new(&cfg);
+	for (i = 0; i < 13; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	post(f);
+	/* one packet every 10 us, each arriving 30 us after it left */
+	for (i = 0; i < n + 3; i++) {
+		f->now = 10000ull * i;
+		if (i >= 3) {
+			unsigned int k = i - 3;
+
+			/*
+			 * The last to arrive: a packet of path 1 between two
+			 * of path 0 that are late, so that its range is its
+			 * own, below the highest.
+			 */
+			if (!m && k >= n - 24 && k + 2 < n - 4 &&
+			    d[k].path == 0 && d[k + 1].path == 1 &&
+			    d[k + 2].path == 0) {
+				m = k + 1;
+				late[k] = late[m] = late[k + 2] = 1;
+			}
+			if (!late[k])
+				assert_int_equal(give(f, &f->b, &d[k]), 0);
+			/*
+			 * A reads B's ACKs of the first 8 packets and of
+			 * packet 64 (not yet capped: it reports path 0's
+			 * packets up to there, with fresh round trips), then
+			 * only the one of packet m.
+			 */
+			while ((p = take(f, &f->b)).len)
+				if (k < 8 || k == 64)
+					assert_int_equal(give(f, &f->a, &p), 0);
+		}
+		if (i < n) {
+			/* resent copies of the late packets are lost */
+			do
+				d[i] = take(f, &f->a);
+			while (d[i].b[2] & MR_FLAG_RETX);
+			assert_true(d[i].len > 0);
+			/*
+			 * From packet 8 on, every other one of path 1 is
+			 * late up to the last 24; of the last four, path 0's
+			 * are: the highest range is path 1's alone.
+			 */
+			if (i >= n - 4)
+				late[i] = d[i].path == 0;
+			else if (d[i].path == 1 && i >= 8 && i < n - 24)
+				late[i] = path1++ % 2 == 0;
+		}
+	}
+	assert_true(m > 0);
+	assert_int_equal(give(f, &f->b, &d[m]), 0);
+	while ((p = take(f, &f->b)).len)
+		last = p;
+	assert_int_equal(last.b[1], MR_OPC_ACK);
+	assert_int_equal(last.b[34], MR_MAX_SACK_RANGES);	/* capped */
+	assert_int_equal(give(f, &f->a, &last), 0);
+	assert_true(pstats(&f->a, 1).lost > 0);	/* path 1's late ones */
+	assert_int_equal(pstats(&f->a, 0).silences, 0);
+	assert_int_equal(pstats(&f->a, 1).silences, 0);
+	while ((p = take(f, &f->a)).len)	/* no PROBE: none suspect */
+		assert_int_not_equal(p.b[1], MR_OPC_PROBE);
+	pair_free(f);
+}
+
+/*
  * covers: MR-LOSS-005
  * Paths 1 and 3 share a plane that went dark; 0 and 2 deliver.  When
  * path 1 times out, its packets go where something sent since has been
@@ -2450,6 +2536,7 @@ int main(void)
 		cmocka_unit_test(dsack_reports_a_spurious_retransmission),
 		cmocka_unit_test(silence_seen_across_paths_fails_over_before_the_pto),
 		cmocka_unit_test(random_loss_makes_no_path_silent),
+		cmocka_unit_test(capped_ack_makes_no_path_silent),
 		cmocka_unit_test(duplicate_of_a_single_transmission_is_not_spurious),
 		cmocka_unit_test(dead_path_losses_do_not_spend_retry_cnt),
 		cmocka_unit_test(deadlines_in_the_past_and_stale_timeouts),
