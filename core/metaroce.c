@@ -891,6 +891,18 @@ static int mrc_sack_unreported(const struct mrc_conn *c, u32 psn)
 }
 
 /*
+ * The peer acknowledged a packet sent on p after t (t's path): p carried
+ * it, so t is lost or unreported, not stuck on a silent path
+ * (MR-LOSS-003/007/013).  By transmission number, not time: packets of
+ * one burst may share a timestamp.
+ */
+static int mrc_acked_after(const struct mrc_path *p,
+			   const struct mrc_tx_pkt *t)
+{
+	return p->any_acked && mrc_seq_before(t->path_seq, p->largest_acked_seq);
+}
+
+/*
  * RACK-style detection per path (MR-LOSS-003/004): a packet is lost when a
  * packet sent MRC_PKT_THRESHOLD later on the same path was acknowledged,
  * or when a later one was acknowledged and 9/8 max(srtt, latest_rtt) has
@@ -906,8 +918,7 @@ static void mrc_detect_lost(struct mrc_conn *c, u64 now)
 		struct mrc_path *p = &c->path[t->path];
 		u64 thresh;
 
-		if (t->state != MRC_TXP_INFLIGHT || !p->any_acked ||
-		    !mrc_seq_before(t->path_seq, p->largest_acked_seq) ||
+		if (t->state != MRC_TXP_INFLIGHT || !mrc_acked_after(p, t) ||
 		    mrc_sack_unreported(c, psn))
 			continue;
 		thresh = mrc_reo_thresh(c, p, p);
@@ -934,13 +945,14 @@ static void mrc_detect_lost(struct mrc_conn *c, u64 now)
  */
 static void mrc_detect_silent_paths(struct mrc_conn *c, u64 now)
 {
-	u64 oldest[MRC_MAX_PATHS], thresh[MRC_MAX_PATHS];
+	const struct mrc_tx_pkt *oldest[MRC_MAX_PATHS];
+	u64 thresh[MRC_MAX_PATHS];
 	u32 i, psn, candidates = 0;
 
 	for (i = 0; i < c->cfg.num_paths; i++) {
 		const struct mrc_path *p = &c->path[i];
 
-		oldest[i] = MRC_U64_MAX;
+		oldest[i] = NULL;
 		if (p->state != MRC_PATH_UP || !p->in_flight)
 			continue;
 		thresh[i] = mrc_reo_thresh(c, p, mrc_rtt_of(c, p));
@@ -958,16 +970,17 @@ static void mrc_detect_silent_paths(struct mrc_conn *c, u64 now)
 		/* a packet the peer may hold rules its path out this time */
 		if (mrc_sack_unreported(c, psn))
 			candidates &= ~(1u << t->path);
-		else if (t->sent_ns < oldest[t->path])
-			oldest[t->path] = t->sent_ns;
+		else if (!oldest[t->path] ||
+			 t->sent_ns < oldest[t->path]->sent_ns)
+			oldest[t->path] = t;
 	}
 	for (i = 0; i < c->cfg.num_paths; i++) {
 		struct mrc_path *p = &c->path[i];
 
 		/* acked_sent_ns are send times + 1 */
-		if (!(candidates & (1u << i)) || oldest[i] == MRC_U64_MAX ||
-		    p->acked_sent_ns > oldest[i] ||
-		    c->acked_sent_ns <= oldest[i] + thresh[i] + 1)
+		if (!(candidates & (1u << i)) || !oldest[i] ||
+		    mrc_acked_after(p, oldest[i]) ||
+		    c->acked_sent_ns <= oldest[i]->sent_ns + thresh[i] + 1)
 			continue;
 		p->st.silences++;
 		mrc_path_silent(c, p, 0, now);
@@ -1689,17 +1702,19 @@ u64 mrc_mr_deadline(const struct mrc_conn *c)
 /*
  * p's PTO expired (MR-LOSS-006/007).  Isolated, when the peer has since
  * acknowledged a packet sent at or after p's latest transmission (after a
- * first expiry: after p's oldest packet in flight): p alone is silent,
- * everything in flight on it is lost and goes elsewhere, p's window
- * collapses (MR-CC-003) and p is suspect.  Otherwise the whole connection
- * is silent (a slow or stalled peer or host, or every path down): which
- * path to blame is unknown and resending a window helps nothing, so only
- * the oldest packet on p is resent, as a probe, and no window or failure
- * count is touched.  (A guest that runs its late timers before the ACKs
- * queued for it used to declare every path's window lost, and every path
- * failed, after each stall.)  Either way the PTO backs off, and the losses
- * are not charged to retry_cnt (MR-LOSS-009): the give-up bound
- * (MR-FAIL-007) ends a silence that lasts.
+ * first expiry: after p's oldest packet in flight) but nothing sent on p
+ * at or after its oldest packet in flight: p alone is silent, everything
+ * in flight on it is lost and goes elsewhere, p's window collapses
+ * (MR-CC-003) and p is suspect.  Otherwise either the peer hears p, or
+ * the whole connection is silent (a slow or stalled peer or host, or
+ * every path down): which path to blame is unknown and resending a window
+ * helps nothing, so only the oldest packet on p is resent, as a probe,
+ * and no window or failure count is touched.  (A guest that runs its
+ * late timers before the ACKs queued for it used to declare every path's
+ * window lost, and every path failed, after each stall.)  Either way the
+ * PTO backs off, and the losses are not charged to retry_cnt
+ * (MR-LOSS-009): the give-up bound (MR-FAIL-007) ends a silence that
+ * lasts.
  */
 static void mrc_pto_expired(struct mrc_conn *c, struct mrc_path *p, u64 now)
 {
@@ -1718,11 +1733,17 @@ static void mrc_pto_expired(struct mrc_conn *c, struct mrc_path *p, u64 now)
 	/*
 	 * After an expiry that blamed nobody, p may have taken new data
 	 * (the probe's ACK let the window move): its silent packets are the
-	 * old ones.
+	 * old ones.  A path the peer heard after its oldest packet is not
+	 * silent: what it has in flight from before was lost (RACK judges
+	 * that) or sits where capped ACKs leave out what the peer holds
+	 * (MR-LOSS-001), for the live paths of a plane that lost every
+	 * other PSN.  Blamed, they had their delivered windows resent and
+	 * collapsed, every path suspect.
 	 */
 	if (p->pto_count && oldest)
 		since = oldest->sent_ns;
-	isolated = c->acked_sent_ns > since;
+	isolated = c->acked_sent_ns > since &&
+		   !(oldest && mrc_acked_after(p, oldest));
 	p->st.ptos++;
 	p->pto_count++;
 	if (!isolated) {

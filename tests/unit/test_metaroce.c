@@ -2124,6 +2124,48 @@ static void capped_ack_makes_no_path_silent(void **state)
 }
 
 /*
+ * covers: MR-LOSS-007 MR-LOSS-001
+ * Paths 1 and 3 share a plane that goes dark mid-transfer; 0 and 2
+ * deliver everything.  With every other PSN missing, B's ACKs soon run
+ * out of ranges (capped) and leave out what the live paths delivered
+ * between the lowest ranges and the newest arrival.  Once the window is
+ * full those packets hold it, and a live path's PTO expires while the
+ * peer acknowledged later packets: read alone, the expiry is isolated.
+ * But the peer acknowledged packets sent on that path after its oldest
+ * packet in flight: it hears the path, so the path is not silent.  The
+ * live paths lose nothing and are never suspect; the transfer completes.
+ * (Blamed, the live paths had 63 delivered packets declared lost and
+ * their windows collapsed, and the transfer took 32 ms instead of 23.)
+ */
+static void heard_path_is_not_isolated_by_its_pto(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 4);
+	struct fx_net_cfg net = { 0 };
+	struct fx *f = calloc(1, sizeof(*f));
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(f);
+	net.base_delay_ns = 500000;
+	net.fifo_paths = 1;
+	fx_init(f, &cfg, &net, 1, 0, 0);
+	for (i = 0; i < FX_MAX_MSGS; i++)
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	f->kill_at_ns = 5 * net.base_delay_ns;
+	f->kill_mask = 0xa;			/* paths 1 and 3 */
+	assert_int_equal(fx_run(f, 10ull * 1000000000), 0);
+	assert_int_equal(fx_verify(f), 0);
+	assert_true(cstats(&f->b).sacks_sent > 0);
+	assert_true(pstats(&f->a, 1).lost + pstats(&f->a, 3).lost > 0);
+	for (i = 0; i < cfg.num_paths; i += 2) {
+		assert_true(pstats(&f->a, i).tx_data > 0);
+		assert_int_equal(pstats(&f->a, i).lost, 0);
+		assert_int_equal(pstats(&f->a, i).failures, 0);
+	}
+	pair_free(f);
+}
+
+/*
  * covers: MR-LOSS-005
  * Paths 1 and 3 share a plane that went dark; 0 and 2 deliver.  When
  * path 1 times out, its packets go where something sent since has been
@@ -2537,6 +2579,7 @@ int main(void)
 		cmocka_unit_test(silence_seen_across_paths_fails_over_before_the_pto),
 		cmocka_unit_test(random_loss_makes_no_path_silent),
 		cmocka_unit_test(capped_ack_makes_no_path_silent),
+		cmocka_unit_test(heard_path_is_not_isolated_by_its_pto),
 		cmocka_unit_test(duplicate_of_a_single_transmission_is_not_spurious),
 		cmocka_unit_test(dead_path_losses_do_not_spend_retry_cnt),
 		cmocka_unit_test(deadlines_in_the_past_and_stale_timeouts),
