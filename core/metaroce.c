@@ -1047,9 +1047,15 @@ static void mrc_dsack(struct mrc_conn *c, u32 psn)
 	p = &c->path[t->lost_path];
 	p->st.spurious_retrans++;
 	c->st.spurious_retrans++;
-	if (!t->tlp && p->reo_mult < MRC_REO_MULT_MAX)
-		p->reo_mult++;
 	p->reo_persist = 0;
+	if (t->tlp) {
+		/* the ACK was late, the packet not lost: probe later */
+		if (c->tlp_mult < MRC_TLP_MULT_MAX)
+			c->tlp_mult++;
+		c->tlp_persist = 0;
+	} else if (p->reo_mult < MRC_REO_MULT_MAX) {
+		p->reo_mult++;
+	}
 }
 
 /*
@@ -1555,14 +1561,25 @@ static u64 mrc_tlp_srtt(const struct mrc_conn *c)
  * everything posted has been sent and nothing is known lost, 2 srtt +
  * max_ack_delay after the latest transmission the newest packet in flight
  * is retransmitted on another path, without waiting for the path PTO and
- * without a window reduction.  One probe per tail until an ACK.
+ * without a window reduction.  One probe per tail until an ACK.  Each
+ * probe the peer reports as a duplicate adds srtt / 2 to the wait, up to
+ * 2 srtt more, as RACK widens its reordering window (MR-LOSS-011): on a
+ * host whose ACKs now and then take more than 2 srtt (a virtual machine
+ * descheduled), a ping-pong sent a spurious probe and its duplicate's
+ * ACK for one message in ten.  Lost tails send no duplicates, so where
+ * probes find losses the wait stays 2 srtt; MRC_REO_PERSIST probes
+ * without a duplicate reset it.
  */
 static u64 mrc_tlp_deadline(const struct mrc_conn *c)
 {
+	u64 srtt;
+
 	if (c->tlp_out || c->lost_count || c->sq_pkt != c->sq_tail ||
 	    c->snd_una == c->snd_nxt)
 		return MRC_U64_MAX;
-	return c->last_send_ns + 2 * mrc_tlp_srtt(c) + c->cfg.max_ack_delay_ns;
+	srtt = mrc_tlp_srtt(c);
+	return c->last_send_ns + 2 * srtt + srtt / 2 * c->tlp_mult +
+	       c->cfg.max_ack_delay_ns;
 }
 
 static void mrc_tlp_fire(struct mrc_conn *c, u64 now)
@@ -1570,6 +1587,10 @@ static void mrc_tlp_fire(struct mrc_conn *c, u64 now)
 	u32 psn = c->snd_nxt;
 
 	c->tlp_out = 1;		/* one probe per tail, even if none is sent */
+	if (c->tlp_mult && ++c->tlp_persist >= MRC_REO_PERSIST) {
+		c->tlp_mult = 0;
+		c->tlp_persist = 0;
+	}
 	while (psn != c->snd_una) {
 		struct mrc_tx_pkt *t;
 

@@ -18,6 +18,7 @@
 #define MRC_PKT_THRESHOLD	3	/* RFC 9002 kPacketThreshold */
 #define MRC_REO_MULT_MAX	8	/* RACK reo_wnd cap: 1 + 8/8 RTT */
 #define MRC_REO_PERSIST		16	/* losses before reo_wnd resets */
+#define MRC_TLP_MULT_MAX	4	/* tail probe wait cap: 2 + 4/2 srtt */
 #define MRC_ALPHA_ONE		1024	/* DCTCP alpha 1.0, Q10 */
 #define MRC_ALPHA_SHIFT		4	/* DCTCP g = 1/16 */
 #define MRC_MAX_TX		255	/* transmissions of one packet, ever */
@@ -251,6 +252,13 @@ struct mrc_conn {
 	u64 acked_sent_ns;
 	u8 last_send_path;
 	u8 tlp_out;		/* a tail loss probe is unanswered */
+	/*
+	 * The tail probe's wait widened by tlp_mult / 2 srtt after probes
+	 * that proved spurious (D-SACK), reset after MRC_REO_PERSIST probes
+	 * without one (MR-LOSS-010).
+	 */
+	u8 tlp_mult;
+	u8 tlp_persist;
 	/*
 	 * MetaRoCE: waiting only for READ/atomic responses (MR-OPS-007):
 	 * the current wait started here, after rsp_waits silent ones.

@@ -354,6 +354,105 @@ static void tail_probe_on_an_unsampled_path_uses_a_measured_rtt(void **state)
 }
 
 /*
+ * Send a one-packet message from A at f->now; return it, untouched.
+ */
+static struct pkt send_one(struct fx *f)
+{
+	struct pkt d;
+
+	add_msg(&f->a, MRC_OP_SEND, FX_MTU);
+	post(f);
+	d = take(f, &f->a);
+	assert_true(d.len > 0);
+	assert_int_equal(take(f, &f->a).len, 0);
+	return d;
+}
+
+/* Run A's timers until its tail loss probe goes out; return the probe. */
+static struct pkt await_tail_probe(struct fx *f)
+{
+	uint64_t probes = cstats(&f->a).tlp_probes;
+	struct pkt r;
+
+	fire(f, &f->a);
+	assert_int_equal(cstats(&f->a).tlp_probes, probes + 1);
+	r = take(f, &f->a);
+	assert_true(r.b[2] & MR_FLAG_RETX);
+	return r;
+}
+
+/* Give B each packet, then A every packet B answers with. */
+static void deliver_all(struct fx *f, const struct pkt *d, unsigned int n)
+{
+	struct pkt r;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		assert_true(give(f, &f->b, &d[i]) >= 0);
+	while ((r = take(f, &f->b)).len)
+		assert_true(give(f, &f->a, &r) >= 0);
+	fx_poll(&f->a);
+	fx_poll(&f->b);
+}
+
+/*
+ * covers: MR-LOSS-010 MR-LOSS-011
+ * A ping-pong on a host whose ACKs now and then come later than 2 srtt:
+ * the tail probe goes out, then the original and the probe both arrive
+ * and the peer reports the duplicate.  The next tail waits srtt / 2
+ * longer; a probe that finds a real loss (no duplicate) changes nothing,
+ * and MRC_REO_PERSIST probes without a duplicate reset the wait.
+ */
+static void spurious_tail_probe_widens_the_wait(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	uint64_t t, srtt, wait;
+	struct pkt d[2];
+	unsigned int i;
+
+	(void)state;
+	f->a.recv_window = f->b.recv_window = FX_MAX_MSGS;
+	for (i = 0; i < 3; i++) {	/* a few round trips of 100 us */
+		t = f->now;
+		d[0] = send_one(f);
+		f->now = t + 100000;
+		deliver_all(f, d, 1);
+	}
+	/* 2 srtt: the probe goes out, then both copies arrive */
+	srtt = pstats(&f->a, 0).srtt_ns;
+	t = f->now;
+	d[0] = send_one(f);
+	wait = 2 * srtt + cfg.max_ack_delay_ns;
+	assert_int_equal(mrc_next_deadline(f->a.conn), t + wait);
+	d[1] = await_tail_probe(f);
+	assert_int_equal(f->now, t + wait);
+	deliver_all(f, d, 2);
+	assert_int_equal(cstats(&f->a).spurious_retrans, 1);
+	/*
+	 * The next tail waits srtt / 2 longer.  Its probes find losses: the
+	 * original is lost, the probe alone arrives, no duplicate.  The
+	 * wait stays, until the 16th such probe resets it.
+	 */
+	for (i = 1; i <= 16; i++) {
+		srtt = pstats(&f->a, 0).srtt_ns;
+		t = f->now;
+		d[0] = send_one(f);
+		wait = 2 * srtt + srtt / 2 + cfg.max_ack_delay_ns;
+		assert_int_equal(mrc_next_deadline(f->a.conn), t + wait);
+		d[1] = await_tail_probe(f);
+		deliver_all(f, &d[1], 1);
+	}
+	assert_int_equal(cstats(&f->a).spurious_retrans, 1);
+	srtt = pstats(&f->a, 0).srtt_ns;
+	t = f->now;
+	d[0] = send_one(f);
+	assert_int_equal(mrc_next_deadline(f->a.conn),
+			 t + 2 * srtt + cfg.max_ack_delay_ns);
+	pair_free(f);
+}
+
+/*
  * A's first packet is dropped every time it is sent, everything else
  * arrives and is acknowledged at once: the later packets A sends after
  * each retransmission show that one lost (MR-LOSS-003), a loss charged to
@@ -2557,6 +2656,7 @@ int main(void)
 		cmocka_unit_test(loss_shrinks_the_window_by_half_its_share),
 		cmocka_unit_test(pto_fires_and_backs_off),
 		cmocka_unit_test(tail_probe_on_an_unsampled_path_uses_a_measured_rtt),
+		cmocka_unit_test(spurious_tail_probe_widens_the_wait),
 		cmocka_unit_test(retry_limit_fails_the_qp),
 		cmocka_unit_test(retry_exhaustion_in_next_packet_leaves_completions),
 		cmocka_unit_test(duplicates_are_suppressed_and_reacked),
