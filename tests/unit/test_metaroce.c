@@ -381,20 +381,6 @@ static struct pkt await_tail_probe(struct fx *f)
 	return r;
 }
 
-/* Give B each packet, then A every packet B answers with. */
-static void deliver_all(struct fx *f, const struct pkt *d, unsigned int n)
-{
-	struct pkt r;
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		assert_true(give(f, &f->b, &d[i]) >= 0);
-	while ((r = take(f, &f->b)).len)
-		assert_true(give(f, &f->a, &r) >= 0);
-	fx_poll(&f->a);
-	fx_poll(&f->b);
-}
-
 /*
  * covers: MR-LOSS-010 MR-LOSS-011
  * A ping-pong on a host whose ACKs now and then come later than 2 srtt:
@@ -417,7 +403,7 @@ static void spurious_tail_probe_widens_the_wait(void **state)
 		t = f->now;
 		d[0] = send_one(f);
 		f->now = t + 100000;
-		deliver_all(f, d, 1);
+		deliver_and_ack(f, &f->a, &f->b, &d[0]);
 	}
 	/* 2 srtt: the probe goes out, then both copies arrive */
 	srtt = pstats(&f->a, 0).srtt_ns;
@@ -427,7 +413,8 @@ static void spurious_tail_probe_widens_the_wait(void **state)
 	assert_int_equal(mrc_next_deadline(f->a.conn), t + wait);
 	d[1] = await_tail_probe(f);
 	assert_int_equal(f->now, t + wait);
-	deliver_all(f, d, 2);
+	deliver_and_ack(f, &f->a, &f->b, &d[0]);
+	deliver_and_ack(f, &f->a, &f->b, &d[1]);
 	assert_int_equal(cstats(&f->a).spurious_retrans, 1);
 	/*
 	 * The next tail waits srtt / 2 longer.  Its probes find losses: the
@@ -441,7 +428,7 @@ static void spurious_tail_probe_widens_the_wait(void **state)
 		wait = 2 * srtt + srtt / 2 + cfg.max_ack_delay_ns;
 		assert_int_equal(mrc_next_deadline(f->a.conn), t + wait);
 		d[1] = await_tail_probe(f);
-		deliver_all(f, &d[1], 1);
+		deliver_and_ack(f, &f->a, &f->b, &d[1]);
 	}
 	assert_int_equal(cstats(&f->a).spurious_retrans, 1);
 	srtt = pstats(&f->a, 0).srtt_ns;
