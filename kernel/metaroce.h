@@ -313,6 +313,7 @@ struct metaroce_wq_ring {
 	u32 size;			/* entries, a power of two */
 	u32 stride;			/* bytes per entry */
 	u32 consumer;			/* ours; published to hdr->consumer */
+	bool takes;			/* ours; published to hdr->kernel_takes */
 	struct mutex mutex;
 };
 
@@ -534,6 +535,8 @@ struct metaroce_inline {
 int metaroce_post_one_send(struct metaroce_qp *qp, const struct ib_send_wr *wr,
 			   const struct metaroce_inline *given);
 int metaroce_post_one_recv(struct metaroce_qp *qp, const struct ib_recv_wr *wr);
+int metaroce_post_one_recv_locked(struct metaroce_qp *qp,
+				  const struct ib_recv_wr *wr, bool strict);
 
 /* metaroce_ring.c */
 struct metaroce_create_qp_resp;
@@ -542,6 +545,11 @@ int metaroce_qp_map_rings(struct metaroce_qp *qp, struct ib_udata *udata,
 void metaroce_qp_unmap_rings(struct metaroce_qp *qp);
 int metaroce_sq_ring_doorbell(struct metaroce_qp *qp);
 int metaroce_rq_ring_doorbell(struct metaroce_qp *qp);
+u32 metaroce_rq_ring_take(struct metaroce_qp *qp);
+void metaroce_rq_ring_start(struct metaroce_qp *qp);
+void metaroce_rq_ring_stop(struct metaroce_qp *qp);
+void metaroce_rq_ring_discard(struct metaroce_qp *qp);
+void metaroce_rq_ring_retired(struct metaroce_qp *qp);
 
 /* metaroce_srq.c */
 extern const struct ib_device_ops metaroce_srq_ops;

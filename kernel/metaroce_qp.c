@@ -617,7 +617,9 @@ static int metaroce_modify_qp(struct ib_qp *ib_qp, struct ib_qp_attr *attr,
 				metaroce_srq_give_back(qp, true);
 			qp->sq.head = qp->sq.fed = qp->sq.tail = 0;
 			qp->rq.head = qp->rq.fed = qp->rq.tail = 0;
+			metaroce_rq_ring_discard(qp);
 		} else {
+			metaroce_rq_ring_start(qp);
 			metaroce_qp_run(qp);
 		}
 	}
@@ -889,38 +891,66 @@ void metaroce_rwqe_init(struct metaroce_rwqe *wqe, const struct ib_recv_wr *wr,
 	metaroce_copy_sges(wqe->sge, wr->sg_list, wr->num_sge);
 }
 
-int metaroce_post_one_recv(struct metaroce_qp *qp, const struct ib_recv_wr *wr)
+/*
+ * Queue one receive WR; qp->lock held.  @strict (POST_RECV, or its ring's
+ * doorbell): a WR that fails the checks is refused with the errno the
+ * command returns.  Otherwise (an entry the kernel took from the receive
+ * ring by itself, metaroce_rq_ring_take()) the post returned long ago:
+ * such a WR is queued in error instead and completes with its status when
+ * the receives before it have (metaroce_feed_recvs()), and the QP fails,
+ * as a send WR with a bad lkey does.  -ENOMEM: the queue is full.
+ */
+int metaroce_post_one_recv_locked(struct metaroce_qp *qp,
+				  const struct ib_recv_wr *wr, bool strict)
 {
+	struct ib_recv_wr none = { .wr_id = wr->wr_id };
 	struct metaroce_rwqe *wqe;
-	unsigned long flags;
-	u32 length;
+	u8 status = IB_WC_SUCCESS;
+	u32 length = 0;
 	int err;
 
+	lockdep_assert_held(&qp->lock);
 	/* A QP with an SRQ has no receive queue of the consumer's. */
-	if (qp->srq || wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
+	if (qp->srq)
 		return -EINVAL;
-	err = metaroce_check_sges(qp->ib_qp.pd, wr->sg_list, wr->num_sge,
-				  IB_ACCESS_LOCAL_WRITE, &length);
-	if (err)
-		return -EINVAL;
-
-	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state == IB_QPS_RESET) {
+	if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
 		err = -EINVAL;
-		goto unlock;
-	}
-	if (qp->rq.head - qp->rq.tail == qp->rq.size) {
-		err = -ENOMEM;
-		goto unlock;
+	else
+		err = metaroce_check_sges(qp->ib_qp.pd, wr->sg_list,
+					  wr->num_sge, IB_ACCESS_LOCAL_WRITE,
+					  &length);
+	if (err && strict)
+		return -EINVAL;
+	if (qp->state == IB_QPS_RESET)
+		return -EINVAL;
+	if (qp->rq.head - qp->rq.tail == qp->rq.size)
+		return -ENOMEM;
+	if (err) {
+		status = err == -EACCES ? IB_WC_LOC_PROT_ERR :
+					  IB_WC_LOC_QP_OP_ERR;
+		wr = &none;	/* its SGEs are never used */
+		length = 0;
 	}
 	wqe = metaroce_wq_entry(&qp->rq, qp->rq.head);
 	metaroce_rwqe_init(wqe, wr, length);
+	wqe->status = status;
 	qp->rq.head++;
-	if (qp->state == IB_QPS_ERR)
-		metaroce_qp_flush(qp);
-	else
-		metaroce_qp_run(qp);
-unlock:
+	return 0;
+}
+
+int metaroce_post_one_recv(struct metaroce_qp *qp, const struct ib_recv_wr *wr)
+{
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	err = metaroce_post_one_recv_locked(qp, wr, true);
+	if (!err) {
+		if (qp->state == IB_QPS_ERR)
+			metaroce_qp_flush(qp);
+		else
+			metaroce_qp_run(qp);
+	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return err;
 }

@@ -14,11 +14,21 @@
  * paths share one set of checks and one queue, and the first WR refused
  * stops the doorbell with the errno the command would have returned.
  *
- * Locking: ring->mutex serialises the doorbells of one ring (a process
+ * A receive ring needs no doorbell while the QP can hold receives: the
+ * kernel takes its entries itself (metaroce_rq_ring_take()) when a packet
+ * arrives for the QP and when the QP leaves for ERR, and says so in
+ * hdr->kernel_takes (the ABI header, "Work queue rings", has the
+ * protocol).  A ping-pong's receiver reposts its receive between two
+ * messages, and a system call there is on the way of every reply.
+ *
+ * Locking: ring->mutex serialises the doorbells of a send ring (a process
  * can ring from several threads); the posting functions take qp->lock per
- * WR.  The process only ever writes hdr->producer and the entries, the
- * kernel only hdr->consumer, whose value it keeps in ring->consumer and
- * never reads back.
+ * WR.  A receive ring is taken under qp->lock alone, by its doorbell and
+ * by the receive path, which holds it already; the lock guards that
+ * ring's scratch and consumer.  The process only ever writes
+ * hdr->producer and the entries, the kernel only hdr->consumer,
+ * kernel_takes and retired, whose values it keeps (ring->consumer,
+ * ring->takes) and never reads back.
  */
 
 #include <linux/vmalloc.h>
@@ -212,19 +222,140 @@ static int metaroce_sq_ring_post(struct metaroce_qp *qp, const void *entry)
 				      is_inline ? &payload : NULL);
 }
 
-/* One receive queue entry (in scratch), as metaroce_post_recv. */
-static int metaroce_rq_ring_post(struct metaroce_qp *qp, const void *entry)
+/*
+ * One receive queue entry (in scratch), as metaroce_post_recv; qp->lock
+ * held.  @strict: see metaroce_post_one_recv_locked().
+ */
+static int metaroce_rq_ring_post(struct metaroce_qp *qp, const void *entry,
+				 bool strict)
 {
 	const struct metaroce_rq_wqe *e = entry;
 	struct ib_recv_wr wr = {
 		.wr_id = e->wr_id,
-		.num_sge = e->num_sge,
+		/* -1: refused, or queued in error */
+		.num_sge = e->reserved || e->num_sge > qp->rq.max_sge ?
+				   -1 : (int)e->num_sge,
 		.sg_list = (struct ib_sge *)(e + 1),
 	};
 
-	if (e->reserved || e->num_sge > qp->rq.max_sge)
+	return metaroce_post_one_recv_locked(qp, &wr, strict);
+}
+
+/*
+ * Take the receive ring's entries [consumer, producer) into the receive
+ * queue, copying each to ring->scratch first; qp->lock held (it guards
+ * scratch and consumer of this ring).  Stops at the first entry refused,
+ * and returns its errno (strict) or, without @strict, at a full queue.
+ * *taken: how many were taken.
+ */
+static int metaroce_rq_ring_consume(struct metaroce_qp *qp, bool strict,
+				    u32 *taken)
+{
+	struct metaroce_wq_ring *ring = &qp->rq_ring;
+	u32 producer;
+	int err = 0;
+
+	lockdep_assert_held(&qp->lock);
+	*taken = 0;
+	/* Pairs with the process's store-release after its entries. */
+	producer = smp_load_acquire(&ring->hdr->producer);
+	if (producer - ring->consumer > ring->size)
 		return -EINVAL;
-	return metaroce_post_one_recv(qp, &wr);
+	while (ring->consumer != producer) {
+		memcpy(ring->scratch,
+		       ring->entries +
+			       (size_t)(ring->consumer & (ring->size - 1)) *
+				       ring->stride,
+		       ring->stride);
+		err = metaroce_rq_ring_post(qp, ring->scratch, strict);
+		if (err)
+			break;
+		ring->consumer++;
+		(*taken)++;
+	}
+	smp_store_release(&ring->hdr->consumer, ring->consumer);
+	return err;
+}
+
+/*
+ * Receives posted to the ring while kernel_takes was set, taken without a
+ * doorbell; qp->lock held.  An impossible producer is the process
+ * corrupting its own ring: nothing is taken (its receives wait, and RNR
+ * tells its peer).  Returns how many were taken.
+ */
+u32 metaroce_rq_ring_take(struct metaroce_qp *qp)
+{
+	u32 taken;
+
+	if (!qp->rq_ring.hdr)
+		return 0;
+	metaroce_rq_ring_consume(qp, false, &taken);
+	return taken;
+}
+
+/*
+ * Publish how many of the ring's entries no longer hold a place in the
+ * queue: taken and completed (or discarded).  Before the completion that
+ * frees the place is visible in the CQ, so that a process reposting as
+ * soon as it sees it never finds the queue full (metaroce_rq_advance()).
+ * qp->lock held.
+ */
+void metaroce_rq_ring_retired(struct metaroce_qp *qp)
+{
+	struct metaroce_wq_ring *ring = &qp->rq_ring;
+
+	if (ring->takes)
+		WRITE_ONCE(ring->hdr->retired,
+			   ring->consumer - (qp->rq.head - qp->rq.tail));
+}
+
+/* The QP can hold receives (INIT to SQE): the kernel takes the ring. */
+void metaroce_rq_ring_start(struct metaroce_qp *qp)
+{
+	struct metaroce_wq_ring *ring = &qp->rq_ring;
+
+	lockdep_assert_held(&qp->lock);
+	if (!ring->hdr || ring->takes)
+		return;
+	ring->takes = true;
+	metaroce_rq_ring_retired(qp);
+	/* After retired: the provider reads it once it sees the flag. */
+	smp_store_release(&ring->hdr->kernel_takes, 1);
+}
+
+/*
+ * The QP enters ERR or RESET: from here the process rings the doorbell
+ * again.  The caller takes (ERR) or discards (RESET) what the ring holds
+ * after this: the barrier orders the cleared flag before that read of
+ * producer, as the provider orders producer before its read of the flag,
+ * so one of the two sees the other's store.
+ */
+void metaroce_rq_ring_stop(struct metaroce_qp *qp)
+{
+	struct metaroce_wq_ring *ring = &qp->rq_ring;
+
+	lockdep_assert_held(&qp->lock);
+	if (!ring->hdr || !ring->takes)
+		return;
+	ring->takes = false;
+	WRITE_ONCE(ring->hdr->kernel_takes, 0);
+	smp_mb();
+}
+
+/* RESET discards what was posted, the ring's untaken entries too. */
+void metaroce_rq_ring_discard(struct metaroce_qp *qp)
+{
+	struct metaroce_wq_ring *ring = &qp->rq_ring;
+	u32 producer;
+
+	if (!ring->hdr)
+		return;
+	metaroce_rq_ring_stop(qp);
+	producer = READ_ONCE(ring->hdr->producer);
+	if (producer - ring->consumer <= ring->size)
+		ring->consumer = producer;
+	smp_store_release(&ring->hdr->consumer, ring->consumer);
+	WRITE_ONCE(ring->hdr->retired, ring->consumer);
 }
 
 int metaroce_sq_ring_doorbell(struct metaroce_qp *qp)
@@ -232,7 +363,25 @@ int metaroce_sq_ring_doorbell(struct metaroce_qp *qp)
 	return metaroce_ring_doorbell(qp, &qp->sq_ring, metaroce_sq_ring_post);
 }
 
+/*
+ * The receive ring's doorbell: rung while kernel_takes is clear (RESET,
+ * ERR), by an older provider, or by a process of its own accord.  The
+ * entries are checked as POST_RECV checks its WRs.
+ */
 int metaroce_rq_ring_doorbell(struct metaroce_qp *qp)
 {
-	return metaroce_ring_doorbell(qp, &qp->rq_ring, metaroce_rq_ring_post);
+	unsigned long flags;
+	u32 taken;
+	int err;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	err = metaroce_rq_ring_consume(qp, true, &taken);
+	if (taken) {
+		if (qp->state == IB_QPS_ERR)
+			metaroce_qp_flush(qp);
+		else
+			metaroce_qp_run(qp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return err;
 }

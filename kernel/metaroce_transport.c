@@ -368,6 +368,7 @@ static void metaroce_rq_advance(struct metaroce_qp *qp)
 		if (!wqe->done)
 			break;
 		qp->rq.tail++;
+		metaroce_rq_ring_retired(qp);
 		if (wqe->status == METAROCE_RWQE_GIVEN_BACK)
 			continue;
 		if (qp->srq)
@@ -426,22 +427,44 @@ static bool metaroce_drain(struct metaroce_qp *qp)
 }
 
 /*
+ * Hand the core the receives it has room for, in order.  A receive queued
+ * in error (metaroce_post_one_recv_locked()) stops them; with @fail, once
+ * every receive before it has completed, it completes with its status and
+ * true is returned: the QP must fail.
+ */
+static bool metaroce_feed_recvs(struct metaroce_qp *qp, bool fail)
+{
+	while (qp->rq.fed != qp->rq.head) {
+		struct metaroce_rwqe *wqe =
+			metaroce_wq_entry(&qp->rq, qp->rq.fed);
+
+		if (wqe->status != IB_WC_SUCCESS) {
+			if (!fail || qp->rq.tail != qp->rq.fed)
+				break;
+			wqe->done = true;
+			qp->rq.fed++;
+			metaroce_rq_advance(qp);
+			return true;
+		}
+		if (mrc_post_recv(qp->conn, qp->rq.fed, wqe->length))
+			break;
+		qp->rq.fed++;
+	}
+	return false;
+}
+
+/*
  * Hand the core as many waiting WRs as it has room for.  Returns true when
- * a WR posted with a local protection error (metaroce_post_one_send) was
- * reached: it completed, in order, with that status and the QP must fail.
+ * a WR posted with a local protection error (metaroce_post_one_send, or a
+ * receive the kernel took from its ring) was reached: it completed, in
+ * order, with that status and the QP must fail.
  */
 static bool metaroce_feed(struct metaroce_qp *qp, u64 now)
 {
 	if (qp->srq)
 		metaroce_srq_take(qp);
-	while (qp->rq.fed != qp->rq.head) {
-		struct metaroce_rwqe *wqe =
-			metaroce_wq_entry(&qp->rq, qp->rq.fed);
-
-		if (mrc_post_recv(qp->conn, qp->rq.fed, wqe->length))
-			break;
-		qp->rq.fed++;
-	}
+	if (metaroce_feed_recvs(qp, true))
+		return true;
 	if (qp->state != IB_QPS_RTS)
 		return false;
 	while (qp->sq.fed != qp->sq.head) {
@@ -491,12 +514,15 @@ static bool metaroce_feed(struct metaroce_qp *qp, u64 now)
 void metaroce_qp_flush(struct metaroce_qp *qp)
 {
 	bool entering = qp->state != IB_QPS_ERR;
+	int pass;
 
 	lockdep_assert_held(&qp->lock);
 	if (qp->conn)
 		metaroce_drain(qp);
 	qp->state = IB_QPS_ERR;
 	qp->attr.qp_state = IB_QPS_ERR;
+	/* From here the process rings for its receives (ERR flushes them). */
+	metaroce_rq_ring_stop(qp);
 
 	/* The core's own queues are abandoned with the connection. */
 	qp->sq.fed = qp->sq.head;
@@ -513,18 +539,29 @@ void metaroce_qp_flush(struct metaroce_qp *qp)
 		}
 		metaroce_sq_advance(qp);
 	}
-	while (qp->rq.tail != qp->rq.fed) {
-		struct metaroce_rwqe *wqe =
-			metaroce_wq_entry(&qp->rq, qp->rq.tail);
+	/*
+	 * Twice at most: the second pass flushes what the process had posted
+	 * to its ring and the kernel not taken yet.  The first leaves the
+	 * queue empty, so it has room for a whole ring; what the process
+	 * posts after metaroce_rq_ring_stop() comes with a doorbell.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		while (qp->rq.tail != qp->rq.fed) {
+			struct metaroce_rwqe *wqe =
+				metaroce_wq_entry(&qp->rq, qp->rq.tail);
 
-		if (!wqe->done) {
-			wqe->status = IB_WC_WR_FLUSH_ERR;
-			wqe->byte_len = 0;
-			wqe->opcode = MRC_OP_RECV;
-			wqe->wc_flags = 0;
-			wqe->done = true;
+			if (!wqe->done) {
+				wqe->status = IB_WC_WR_FLUSH_ERR;
+				wqe->byte_len = 0;
+				wqe->opcode = MRC_OP_RECV;
+				wqe->wc_flags = 0;
+				wqe->done = true;
+			}
+			metaroce_rq_advance(qp);
 		}
-		metaroce_rq_advance(qp);
+		if (pass || !metaroce_rq_ring_take(qp))
+			break;
+		qp->rq.fed = qp->rq.head;
 	}
 	if (entering && qp->srq && qp->ib_qp.event_handler) {
 		struct ib_event ev = {
@@ -866,6 +903,12 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 	/* A SEND finds its receive posted, if the SRQ has one. */
 	if (qp->srq)
 		metaroce_srq_take(qp);
+	/*
+	 * ... or if the process posted one to its ring since (no doorbell);
+	 * one in error waits for the run below.
+	 */
+	if (qp->rq_ring.takes && metaroce_rq_ring_take(qp))
+		metaroce_feed_recvs(qp, false);
 	/* MetaRoCE names the sender's path; answer on the same index. */
 	if (qp->mode == MRC_MODE_METAROCE && len > 3)
 		path = ((const u8 *)pkt)[3] % qp->num_paths;

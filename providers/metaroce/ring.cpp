@@ -7,7 +7,9 @@
  * queue unless it uses an SRQ, mapped from the kernel
  * (include/uapi/rdma/metaroce-abi.h, "Work queue rings"): ibv_post_send()
  * and ibv_post_recv() write the WRs into the ring and enter the kernel
- * once, for the doorbell, a POST_SEND / POST_RECV command without WRs.
+ * once, for the doorbell, a POST_SEND / POST_RECV command without WRs;
+ * ibv_post_recv() not even that while the kernel takes the receive ring
+ * by itself (kernel_takes).
  * The kernel checks each entry as it would a WR of the command and stops
  * at the first it refuses; the entries from there on are taken back here
  * and the first of them is the caller's bad_wr.  Other QPs post by
@@ -184,6 +186,30 @@ int recv_doorbell(struct ibv_qp *ibqp) noexcept
 }
 
 /*
+ * Whether the kernel takes the ring's entries without a doorbell (a
+ * receive ring of a QP between INIT and SQE, with a module that does).
+ */
+bool kernel_takes(const wq_ring &r) noexcept
+{
+	return std::atomic_ref<uint32_t>(r.hdr->kernel_takes)
+		       .load(std::memory_order_acquire) != 0;
+}
+
+/*
+ * Without doorbells nothing refuses a receive past the queue's depth:
+ * the kernel publishes how many of the ring's entries no longer hold a
+ * place (their receive completed), and a post that would exceed the
+ * depth is refused here, with the command's ENOMEM.
+ */
+bool queue_full(const wq_ring &r) noexcept
+{
+	uint32_t retired = std::atomic_ref<uint32_t>(r.hdr->retired)
+				   .load(std::memory_order_acquire);
+
+	return kernel_takes(r) && r.producer - retired >= r.num_entries;
+}
+
+/*
  * Publish the entries [*base, r.producer), which hold the WRs from *head
  * on, and ring.  On a refusal, *bad is the WR of the first entry the
  * kernel did not take, and that entry and those after it are taken back.
@@ -202,6 +228,18 @@ int submit(wq_ring &r, struct ibv_qp *ibqp, int (*doorbell)(struct ibv_qp *),
 	/* Pairs with the kernel's load-acquire of producer. */
 	std::atomic_ref<uint32_t>(r.hdr->producer)
 		.store(r.producer, std::memory_order_release);
+	/*
+	 * A receive ring the kernel takes by itself needs no doorbell.  The
+	 * fence orders producer before the flag, as the kernel orders the
+	 * flag it clears before its read of producer: one side sees the
+	 * other (metaroce-abi.h, "Work queue rings").
+	 */
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+	if (kernel_takes(r)) {
+		*base = r.producer;
+		*head = next;
+		return 0;
+	}
 	err = doorbell(ibqp);
 	if (!err) {
 		*base = r.producer;
@@ -242,7 +280,8 @@ int ring_post(wq_ring &r, struct ibv_qp *ibqp, WR *wr, WR **bad,
 			if (err)
 				goto out;
 		}
-		err = fill(r, entry_at(r, r.producer), wr);
+		err = queue_full(r) ? ENOMEM :
+				      fill(r, entry_at(r, r.producer), wr);
 		if (err) {
 			/* The WRs before it are posted, as the command does. */
 			int ret = submit(r, ibqp, doorbell, &base, &head, wr,

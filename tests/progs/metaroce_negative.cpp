@@ -15,7 +15,10 @@
  *     bounds, or at an MR (or a QP) without the remote access: the
  *     requester's WR completes with IBV_WC_REM_ACCESS_ERR and the
  *     responder's memory is untouched;
- *   - a receive into an MR without LOCAL_WRITE: post_recv fails (EINVAL);
+ *   - a receive into an MR without LOCAL_WRITE: through the receive ring
+ *     (no doorbell) it completes with IBV_WC_LOC_PROT_ERR when the peer's
+ *     SEND arrives and the QP is in ERR; by command, post_recv fails
+ *     (EINVAL);
  *   - post_send on a QP in RESET, INIT or RTR: EINVAL; post_recv in
  *     RESET: EINVAL (INIT is allowed);
  *   - another process's lkey and rkey (a forked child that got them over
@@ -36,6 +39,7 @@
 
 #include <cinttypes>
 #include <cstdlib>
+#include <cstring>
 #include <getopt.h>
 #include <memory>
 #include <vector>
@@ -394,12 +398,25 @@ void negative::remote_cases()
 	}
 }
 
+/*
+ * A receive into an MR without LOCAL_WRITE.  By command (METAROCE_NO_RINGS
+ * set) POST_RECV refuses it at once.  Through the receive ring, which the
+ * kernel takes without a doorbell (metaroce-abi.h, "Work queue rings"),
+ * nothing checks it before a packet arrives, as on a hardware queue: the
+ * post succeeds, and when the peer's SEND arrives the receive completes
+ * with IBV_WC_LOC_PROT_ERR, the QP is in ERR, a receive posted after it
+ * is flushed, and the MR's memory is untouched.
+ */
 void negative::recv_without_local_write()
 {
-	buffer ro;
+	const char *no_rings = std::getenv("METAROCE_NO_RINGS");
+	bool by_command = no_rings && *no_rings && std::strcmp(no_rings, "0");
+	buffer ro, src, later;
 	auto p = connect(a_.pd);
 
-	if (!p->ok || !ro.reg(b_.pd, IBV_ACCESS_REMOTE_READ, 5))
+	if (!p->ok || !ro.reg(b_.pd, IBV_ACCESS_REMOTE_READ, 5) ||
+	    !src.reg(a_.pd, IBV_ACCESS_LOCAL_WRITE, 15) ||
+	    !later.reg(b_.pd, IBV_ACCESS_LOCAL_WRITE, 16))
 		return;
 	ibv_recv_wr wr = {}, *bad;
 	ibv_sge sge = {ro.addr(), 256, ro.mr->lkey};
@@ -407,10 +424,32 @@ void negative::recv_without_local_write()
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	int err = ibv_post_recv(p->b, &wr, &bad);
-	CHECK(err == EINVAL, "post_recv into an MR without LOCAL_WRITE: %s, "
-	      "expected EINVAL", std::strerror(err));
-	std::printf("ok receive into an MR without LOCAL_WRITE -> %s\n",
-		    std::strerror(err));
+	if (by_command) {
+		CHECK(err == EINVAL, "post_recv into an MR without LOCAL_WRITE: "
+		      "%s, expected EINVAL", std::strerror(err));
+		std::printf("ok receive into an MR without LOCAL_WRITE -> %s\n",
+			    std::strerror(err));
+		return;
+	}
+	CHECK(!err, "post_recv into an MR without LOCAL_WRITE (ring): %s",
+	      std::strerror(err));
+	CHECK(!post(p->a, IBV_WR_SEND, {src.addr(), 256, src.mr->lkey}),
+	      "post_send");
+	if (!expect_wc(p->b, IBV_WC_LOC_PROT_ERR,
+		       "receive into an MR without LOCAL_WRITE"))
+		return;
+	expect_err_state(p->b, "receive into an MR without LOCAL_WRITE");
+	ibv_sge sge2 = {later.addr(), 256, later.mr->lkey};
+
+	wr.wr_id = 2;
+	wr.sg_list = &sge2;
+	CHECK(!ibv_post_recv(p->b, &wr, &bad), "post_recv in ERR");
+	expect_wc(p->b, IBV_WC_WR_FLUSH_ERR, "receive posted in ERR");
+	CHECK(ro.intact() && later.intact(),
+	      "receive into an MR without LOCAL_WRITE: memory written");
+	drain(a_.cq);
+	std::printf("ok receive into an MR without LOCAL_WRITE -> "
+		    "IBV_WC_LOC_PROT_ERR, QP in ERR\n");
 }
 
 void negative::wrong_state()

@@ -25,6 +25,12 @@
  *     and the third waits in RNR until a receive is posted);
  *   - a list longer than the send queue, towards a QP that never answers:
  *     ENOMEM and bad_wr is the first WR past the queue's depth;
+ *   - the same for the receive queue; a receive that completed frees its
+ *     place by the time its completion is seen;
+ *   - receives not used when the QP enters ERR are flushed in order, and
+ *     one posted in ERR at once; with rings, the receive ring is taken by
+ *     the kernel without a doorbell in RTS (kernel_takes set, nothing
+ *     taken before a packet) and rung again from ERR on;
  *   - an inline SEND whose buffer is overwritten as soon as the post
  *     returned: the peer receives the bytes posted;
  *   - rings only, the process corrupting its own rings and ringing the
@@ -516,6 +522,102 @@ void expect_message(uint64_t send_id, uint64_t recv_id, size_t slot,
 }
 
 /*
+ * A receive queue holds its depth and no more, with or without doorbells:
+ * past it, ENOMEM and bad_wr the first WR that did not fit; a completed
+ * receive frees its place by the time the process sees its completion.
+ */
+void check_full_recv_queue()
+{
+	const char *what = "receive list past the queue's depth";
+	pair p;
+	ibv_sge sg[depth + 1];
+	ibv_recv_wr wr[depth + 1] = {}, extra, *bad = nullptr;
+
+	if (!p.ok())
+		return;
+	for (uint32_t i = 0; i <= depth; i++) {
+		sg[i] = b.sge(i);
+		wr[i].wr_id = 300 + i;
+		wr[i].sg_list = &sg[i];
+		wr[i].num_sge = 1;
+		wr[i].next = i < depth ? &wr[i + 1] : nullptr;
+	}
+	int err = ibv_post_recv(p.qb, wr, &bad);
+	CHECK(err == ENOMEM, "%s: post_recv returned %s", what,
+	      std::strerror(err));
+	CHECK(bad == &wr[depth], "%s: bad_wr is WR %td", what,
+	      bad ? bad - wr : -1);
+	CHECK(!send_one(p.qa, 0, 90, 0x900), "%s: post_send", what);
+	expect_message(0x900, 300, 0, 90, what);
+	/* The completed receive's place, and no other. */
+	CHECK(!ibv_post_recv(p.qb, &wr[depth], &bad),
+	      "%s: post_recv after a completion", what);
+	extra = wr[depth];
+	extra.wr_id = 400;
+	err = ibv_post_recv(p.qb, &extra, &bad);
+	CHECK(err == ENOMEM && bad == &extra,
+	      "%s: post_recv into the full queue again returned %s", what,
+	      std::strerror(err));
+	std::printf("ok %s\n", what);
+}
+
+/*
+ * Receives posted and not used when the QP enters ERR are flushed, in
+ * order, whether the kernel took them at their doorbell or finds them in
+ * its ring then.  With rings, the receive ring says that the kernel takes
+ * it (no doorbell, and nothing taken before a packet arrives) until ERR,
+ * and a receive posted in ERR is flushed at once.
+ */
+void check_recv_flush()
+{
+	const char *what = "receives flushed on entering ERR";
+	std::set<unsigned long> before = map_starts();
+	volatile metaroce_ring_hdr *h = nullptr;
+	ibv_qp_attr attr = {};
+	ibv_wc wc;
+	pair p;
+
+	if (!p.ok())
+		return;
+	for (int i = 0; i < 3; i++)
+		CHECK(!post_recv(p.qb, size_t(i), 0x5e0 + i), "%s: post_recv",
+		      what);
+	if (rings) {
+		size_t stride = 0;
+		uint8_t *ring = find_ring(before, 0x5e0, 0x5e1, &stride);
+
+		CHECK(ring, "%s: B's receive ring not found", what);
+		if (!ring)
+			return;
+		h = reinterpret_cast<volatile metaroce_ring_hdr *>(ring);
+		CHECK(h->kernel_takes && h->consumer == 0,
+		      "%s: in RTS kernel_takes %u, consumer %u (expected 1, 0)",
+		      what, h->kernel_takes, h->consumer);
+	}
+	attr.qp_state = IBV_QPS_ERR;
+	CHECK(!ibv_modify_qp(p.qb, &attr, IBV_QP_STATE), "%s: modify to ERR",
+	      what);
+	for (uint64_t i = 0; i < 3; i++)
+		if (next_wc(b.cq, wc, what))
+			CHECK(wc.wr_id == 0x5e0 + i &&
+				      wc.status == IBV_WC_WR_FLUSH_ERR,
+			      "%s: wr_id %" PRIx64 " %s, expected %" PRIx64
+			      " flushed", what, wc.wr_id,
+			      ibv_wc_status_str(wc.status), 0x5e0 + i);
+	if (h)
+		CHECK(!h->kernel_takes && h->consumer == 3,
+		      "%s: in ERR kernel_takes %u, consumer %u (expected 0, 3)",
+		      what, h->kernel_takes, h->consumer);
+	CHECK(!post_recv(p.qb, 3, 0x5e3), "%s: post_recv in ERR", what);
+	if (next_wc(b.cq, wc, what))
+		CHECK(wc.wr_id == 0x5e3 && wc.status == IBV_WC_WR_FLUSH_ERR,
+		      "%s: receive posted in ERR: wr_id %" PRIx64 " %s", what,
+		      wc.wr_id, ibv_wc_status_str(wc.status));
+	cq_quiet(b.cq, what);
+	std::printf("ok %s\n", what);
+}
+
+/*
  * Rings only: the process corrupts its send queue ring and rings the
  * doorbell itself.  The ring is found among the new mappings by the
  * wr_id the provider wrote into it.
@@ -693,6 +795,8 @@ int main(int argc, char **argv)
 			too_many_sges);
 	check_recv_list();
 	check_full_queue();
+	check_full_recv_queue();
+	check_recv_flush();
 	check_inline_reuse();
 	if (rings) {
 		check_corrupt_ring();

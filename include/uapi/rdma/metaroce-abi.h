@@ -56,7 +56,10 @@ struct metaroce_ring_hdr {
 	__u32 producer;		/* entries [consumer, producer) are valid */
 	__u32 reserved0[15];	/* its own cache line */
 	__u32 consumer;
-	__u32 reserved1[15];
+	/* Receive queue rings only, written by the kernel (see below). */
+	__u32 kernel_takes;	/* nonzero: no POST_RECV doorbell needed */
+	__u32 retired;		/* entries whose receive completed or was discarded */
+	__u32 reserved1[13];
 };
 
 /*
@@ -113,6 +116,30 @@ struct metaroce_create_cq_resp {
  * ring_entries (the queue's depth) never runs out.  A producer more than
  * ring_entries past consumer fails the doorbell with EINVAL and takes
  * nothing.  Doorbells of one QP's queue are serialised by the kernel.
+ *
+ * A receive ring needs no doorbell while its kernel_takes is nonzero, as
+ * a hardware receive queue needs none: the kernel takes the new entries
+ * itself whenever a packet arrives for the QP, before the packet, and
+ * when the QP leaves for ERR (those are flushed).  A module that does
+ * this sets kernel_takes while the QP is in INIT, RTR, RTS, SQD or SQE
+ * and clears it on entering ERR or RESET; an older module never sets it,
+ * and every POST_RECV then rings.  The provider publishes producer, then
+ * (a full barrier between the two) reads kernel_takes, and rings the
+ * doorbell only if it reads 0; the kernel clears kernel_takes, then (a
+ * full barrier) reads producer and takes or discards what is there, so
+ * an entry is never left behind.  Without a doorbell nothing returns an
+ * errno for an entry, so the kernel queues one it would have refused
+ * (an lkey of no MR of the QP's PD or without LOCAL_WRITE: the entry's
+ * SGEs are only checked once taken) in error: it completes with
+ * IBV_WC_LOC_PROT_ERR (IBV_WC_LOC_QP_OP_ERR for a malformed entry)
+ * when the receives before it have completed, and the QP enters ERR, as
+ * a send WR with a bad lkey does.  The number of SGEs, which the
+ * provider checks itself, is still refused at once.  retired counts the
+ * entries, since the QP was created, whose receive completed (it was
+ * published in the CQ after retired) or that RESET discarded; the
+ * provider refuses a post that would have more than ring_entries
+ * receives outstanding (producer - retired) with ENOMEM, so the queue
+ * keeps its depth.
  *
  * An entry is a header, then num_sge struct ib_uverbs_sge (addr, length,
  * lkey), or, for a send with IBV_SEND_INLINE, inline_len bytes of data.
