@@ -537,6 +537,7 @@ int metaroce_post_one_send(struct metaroce_qp *qp, const struct ib_send_wr *wr,
 int metaroce_post_one_recv(struct metaroce_qp *qp, const struct ib_recv_wr *wr);
 int metaroce_post_one_recv_locked(struct metaroce_qp *qp,
 				  const struct ib_recv_wr *wr, bool strict);
+void metaroce_rq_posted(struct metaroce_qp *qp);
 
 /* metaroce_ring.c */
 struct metaroce_create_qp_resp;

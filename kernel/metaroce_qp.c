@@ -938,6 +938,16 @@ int metaroce_post_one_recv_locked(struct metaroce_qp *qp,
 	return 0;
 }
 
+/* Receives were queued by a post: flushed in ERR, else handed on. */
+void metaroce_rq_posted(struct metaroce_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->state == IB_QPS_ERR)
+		metaroce_qp_flush(qp);
+	else
+		metaroce_qp_run(qp);
+}
+
 int metaroce_post_one_recv(struct metaroce_qp *qp, const struct ib_recv_wr *wr)
 {
 	unsigned long flags;
@@ -945,12 +955,8 @@ int metaroce_post_one_recv(struct metaroce_qp *qp, const struct ib_recv_wr *wr)
 
 	spin_lock_irqsave(&qp->lock, flags);
 	err = metaroce_post_one_recv_locked(qp, wr, true);
-	if (!err) {
-		if (qp->state == IB_QPS_ERR)
-			metaroce_qp_flush(qp);
-		else
-			metaroce_qp_run(qp);
-	}
+	if (!err)
+		metaroce_rq_posted(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return err;
 }

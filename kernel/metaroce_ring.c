@@ -137,6 +137,19 @@ void metaroce_qp_unmap_rings(struct metaroce_qp *qp)
 }
 
 /*
+ * The entry at the ring's consumer index, copied out of the process's
+ * reach into ring->scratch (the caller serialises the ring's takers).
+ */
+static const void *metaroce_ring_copy_next(struct metaroce_wq_ring *ring)
+{
+	memcpy(ring->scratch,
+	       ring->entries +
+		       (size_t)(ring->consumer & (ring->size - 1)) * ring->stride,
+	       ring->stride);
+	return ring->scratch;
+}
+
+/*
  * Take the new entries of @ring, copying each to ring->scratch and posting
  * it with @post; stop at the first one refused.  Returns 0 or its errno.
  */
@@ -156,12 +169,7 @@ static int metaroce_ring_doorbell(struct metaroce_qp *qp,
 		goto out;
 	}
 	while (ring->consumer != producer) {
-		memcpy(ring->scratch,
-		       ring->entries +
-			       (size_t)(ring->consumer & (ring->size - 1)) *
-				       ring->stride,
-		       ring->stride);
-		err = post(qp, ring->scratch);
+		err = post(qp, metaroce_ring_copy_next(ring));
 		if (err)
 			break;
 		ring->consumer++;
@@ -262,12 +270,8 @@ static int metaroce_rq_ring_consume(struct metaroce_qp *qp, bool strict,
 	if (producer - ring->consumer > ring->size)
 		return -EINVAL;
 	while (ring->consumer != producer) {
-		memcpy(ring->scratch,
-		       ring->entries +
-			       (size_t)(ring->consumer & (ring->size - 1)) *
-				       ring->stride,
-		       ring->stride);
-		err = metaroce_rq_ring_post(qp, ring->scratch, strict);
+		err = metaroce_rq_ring_post(qp, metaroce_ring_copy_next(ring),
+					    strict);
 		if (err)
 			break;
 		ring->consumer++;
@@ -376,12 +380,8 @@ int metaroce_rq_ring_doorbell(struct metaroce_qp *qp)
 
 	spin_lock_irqsave(&qp->lock, flags);
 	err = metaroce_rq_ring_consume(qp, true, &taken);
-	if (taken) {
-		if (qp->state == IB_QPS_ERR)
-			metaroce_qp_flush(qp);
-		else
-			metaroce_qp_run(qp);
-	}
+	if (taken)
+		metaroce_rq_posted(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return err;
 }
