@@ -313,7 +313,7 @@ struct metaroce_wq_ring {
 	u32 size;			/* entries, a power of two */
 	u32 stride;			/* bytes per entry */
 	u32 consumer;			/* ours; published to hdr->consumer */
-	bool takes;			/* ours; published to hdr->kernel_takes */
+	bool takes;			/* ours; hdr->kernel_takes */
 	struct mutex mutex;
 };
 

@@ -142,9 +142,9 @@ void metaroce_qp_unmap_rings(struct metaroce_qp *qp)
  */
 static const void *metaroce_ring_copy_next(struct metaroce_wq_ring *ring)
 {
-	memcpy(ring->scratch,
-	       ring->entries +
-		       (size_t)(ring->consumer & (ring->size - 1)) * ring->stride,
+	size_t slot = ring->consumer & (ring->size - 1);
+
+	memcpy(ring->scratch, ring->entries + slot * ring->stride,
 	       ring->stride);
 	return ring->scratch;
 }

@@ -58,7 +58,7 @@ struct metaroce_ring_hdr {
 	__u32 consumer;
 	/* Receive queue rings only, written by the kernel (see below). */
 	__u32 kernel_takes;	/* nonzero: no POST_RECV doorbell needed */
-	__u32 retired;		/* entries whose receive completed or was discarded */
+	__u32 retired;		/* entries completed or discarded */
 	__u32 reserved1[13];
 };
 
