@@ -150,39 +150,43 @@ static const void *metaroce_ring_copy_next(struct metaroce_wq_ring *ring)
 }
 
 /*
- * Take the new entries of @ring, copying each to ring->scratch and posting
- * it with @post; stop at the first one refused.  Returns 0 or its errno.
+ * Take the new entries [consumer, producer) of @ring, copying each to
+ * ring->scratch and posting it with @post; stop at the first one refused
+ * and return its errno (-EINVAL, taking nothing, for an impossible
+ * producer).  *taken: how many were taken.  The caller serialises the
+ * ring's takers: ring->mutex (a send ring's doorbell, which may sleep
+ * between entries: @may_sleep) or qp->lock (a receive ring).
  */
-static int metaroce_ring_doorbell(struct metaroce_qp *qp,
-				  struct metaroce_wq_ring *ring,
-				  int (*post)(struct metaroce_qp *qp,
-					      const void *entry))
+static int metaroce_ring_consume(struct metaroce_qp *qp,
+				 struct metaroce_wq_ring *ring,
+				 int (*post)(struct metaroce_qp *qp,
+					     const void *entry),
+				 bool may_sleep, u32 *taken)
 {
 	u32 producer;
 	int err = 0;
 
-	mutex_lock(&ring->mutex);
+	*taken = 0;
 	/* Pairs with the process's store-release after its entries. */
 	producer = smp_load_acquire(&ring->hdr->producer);
-	if (producer - ring->consumer > ring->size) {
-		err = -EINVAL;
-		goto out;
-	}
+	if (producer - ring->consumer > ring->size)
+		return -EINVAL;
 	while (ring->consumer != producer) {
 		err = post(qp, metaroce_ring_copy_next(ring));
 		if (err)
 			break;
 		ring->consumer++;
+		(*taken)++;
 		/*
 		 * A ring can hold METAROCE_MAX_QP_WR entries; the short
 		 * lists of latency-bound callers never get here.
 		 */
-		if (!(ring->consumer % 64))
+		if (may_sleep && !(ring->consumer % 64))
 			cond_resched();
 	}
-	smp_store_release(&ring->hdr->consumer, ring->consumer);
-out:
-	mutex_unlock(&ring->mutex);
+	/* Only when it moved: the receive path looks on every packet. */
+	if (*taken)
+		smp_store_release(&ring->hdr->consumer, ring->consumer);
 	return err;
 }
 
@@ -249,36 +253,18 @@ static int metaroce_rq_ring_post(struct metaroce_qp *qp, const void *entry,
 	return metaroce_post_one_recv_locked(qp, &wr, strict);
 }
 
-/*
- * Take the receive ring's entries [consumer, producer) into the receive
- * queue, copying each to ring->scratch first; qp->lock held (it guards
- * scratch and consumer of this ring).  Stops at the first entry refused,
- * and returns its errno (strict) or, without @strict, at a full queue.
- * *taken: how many were taken.
- */
-static int metaroce_rq_ring_consume(struct metaroce_qp *qp, bool strict,
-				    u32 *taken)
+/* At the doorbell: refused entries are refused. */
+static int metaroce_rq_ring_post_strict(struct metaroce_qp *qp,
+					const void *entry)
 {
-	struct metaroce_wq_ring *ring = &qp->rq_ring;
-	u32 producer;
-	int err = 0;
+	return metaroce_rq_ring_post(qp, entry, true);
+}
 
-	lockdep_assert_held(&qp->lock);
-	*taken = 0;
-	/* Pairs with the process's store-release after its entries. */
-	producer = smp_load_acquire(&ring->hdr->producer);
-	if (producer - ring->consumer > ring->size)
-		return -EINVAL;
-	while (ring->consumer != producer) {
-		err = metaroce_rq_ring_post(qp, metaroce_ring_copy_next(ring),
-					    strict);
-		if (err)
-			break;
-		ring->consumer++;
-		(*taken)++;
-	}
-	smp_store_release(&ring->hdr->consumer, ring->consumer);
-	return err;
+/* Without one: refused entries are queued in error; stops when full. */
+static int metaroce_rq_ring_post_taken(struct metaroce_qp *qp,
+				       const void *entry)
+{
+	return metaroce_rq_ring_post(qp, entry, false);
 }
 
 /*
@@ -291,9 +277,11 @@ u32 metaroce_rq_ring_take(struct metaroce_qp *qp)
 {
 	u32 taken;
 
+	lockdep_assert_held(&qp->lock);
 	if (!qp->rq_ring.hdr)
 		return 0;
-	metaroce_rq_ring_consume(qp, false, &taken);
+	metaroce_ring_consume(qp, &qp->rq_ring, metaroce_rq_ring_post_taken,
+			      false, &taken);
 	return taken;
 }
 
@@ -364,7 +352,15 @@ void metaroce_rq_ring_discard(struct metaroce_qp *qp)
 
 int metaroce_sq_ring_doorbell(struct metaroce_qp *qp)
 {
-	return metaroce_ring_doorbell(qp, &qp->sq_ring, metaroce_sq_ring_post);
+	struct metaroce_wq_ring *ring = &qp->sq_ring;
+	u32 taken;
+	int err;
+
+	mutex_lock(&ring->mutex);
+	err = metaroce_ring_consume(qp, ring, metaroce_sq_ring_post, true,
+				    &taken);
+	mutex_unlock(&ring->mutex);
+	return err;
 }
 
 /*
@@ -379,7 +375,8 @@ int metaroce_rq_ring_doorbell(struct metaroce_qp *qp)
 	int err;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	err = metaroce_rq_ring_consume(qp, true, &taken);
+	err = metaroce_ring_consume(qp, &qp->rq_ring,
+				    metaroce_rq_ring_post_strict, false, &taken);
 	if (taken)
 		metaroce_rq_posted(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
