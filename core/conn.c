@@ -27,7 +27,7 @@ void mrc_config_default(struct mrc_config *cfg, enum mrc_mode mode)
 	cfg->rnr_timer_ns = 100000;		/* 100 us */
 	cfg->rto_ns = 1000000;			/* 1 ms, cf. IB timeout 8 */
 	cfg->cc_flags = MRC_CC_ECN;
-	cfg->target_delay_ns = 0;		/* MRC_CC_DELAY needs one */
+	cfg->target_delay_ns = 0;	/* MRC_CC_DELAY, _LOSS_GATE need one */
 }
 
 size_t mrc_conn_size(void)
@@ -56,7 +56,8 @@ static int mrc_config_valid(const struct mrc_config *cfg)
 		return 0;
 	if (!cfg->initial_rtt_ns || !cfg->probe_interval_ns || !cfg->rto_ns)
 		return 0;
-	if (cfg->cc_flags & ~(MRC_CC_ECN | MRC_CC_DELAY | MRC_CC_LOSS_SHARE) ||
+	if (cfg->cc_flags & ~(MRC_CC_ECN | MRC_CC_DELAY | MRC_CC_LOSS_SHARE |
+			      MRC_CC_LOSS_GATE) ||
 	    cfg->reserved1)
 		return 0;
 	if (cfg->flags & ~MRC_CFG_CALLER_ICRC ||
@@ -65,7 +66,8 @@ static int mrc_config_valid(const struct mrc_config *cfg)
 		return 0;
 	if (cfg->max_rd_atomic > MRC_MAX_RD_ATOMIC)
 		return 0;
-	if ((cfg->cc_flags & MRC_CC_DELAY) && !cfg->target_delay_ns)
+	if ((cfg->cc_flags & (MRC_CC_DELAY | MRC_CC_LOSS_GATE)) &&
+	    !cfg->target_delay_ns)
 		return 0;
 	return 1;
 }

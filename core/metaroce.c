@@ -248,8 +248,22 @@ static void mrc_cc_loss_window(struct mrc_path *p, u64 now)
 }
 
 /*
+ * p shows a queue (MR-CC-007): its smoothed RTT is above its smallest by
+ * more than the delay target.  No sample yet: assume so.
+ */
+static int mrc_path_queued(const struct mrc_conn *c, const struct mrc_path *p)
+{
+	return !p->min_rtt_ns ||
+	       p->srtt_ns > p->min_rtt_ns + c->cfg.target_delay_ns;
+}
+
+/*
  * A congestion loss on p (MR-CC-002): the window halves, or with
  * MRC_CC_LOSS_SHARE the loss counts towards the share lost in its window.
+ * With MRC_CC_LOSS_GATE only a loss that meets a queue is one
+ * (MR-CC-007): the delay says whether the path is congested, and a loss
+ * without a queue is corruption or a failing link, which a smaller window
+ * does not cure.
  * A loss of a packet sent before the latest reduction belongs to the
  * episode that reduction answered (the losses of one overflowing flight
  * are declared over about a round trip) and changes nothing.
@@ -261,6 +275,10 @@ static void mrc_cc_loss(struct mrc_conn *c, struct mrc_path *p,
 
 	if (t->sent_ns < p->recovery_start_ns)
 		return;
+	if ((c->cfg.cc_flags & MRC_CC_LOSS_GATE) && !mrc_path_queued(c, p)) {
+		p->st.losses_unqueued++;
+		return;
+	}
 	if (c->cfg.cc_flags & MRC_CC_LOSS_SHARE) {
 		p->loss_lost++;
 		mrc_cc_loss_window(p, now);

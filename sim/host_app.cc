@@ -116,6 +116,10 @@ Conn &HostApp::conn_to(uint32_t peer)
 		cfg.window = tcfg_.window;
 	if (tcfg_.cc_loss_share)
 		cfg.cc_flags |= MRC_CC_LOSS_SHARE;
+	if (tcfg_.cc_loss_gate_ns) {
+		cfg.cc_flags |= MRC_CC_LOSS_GATE;
+		cfg.target_delay_ns = tcfg_.cc_loss_gate_ns;
+	}
 	if (tcfg_.initial_rtt_ns)
 		cfg.initial_rtt_ns = tcfg_.initial_rtt_ns;
 	if (tcfg_.max_ack_delay_ns)

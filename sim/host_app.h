@@ -43,6 +43,8 @@ struct TransportConfig {
 	uint32_t window = 0;		/* 0: core default */
 	/* MetaRoCE mode: a loss shrinks by its share (MR-CC-002) */
 	bool cc_loss_share = false;
+	/* MetaRoCE mode: the loss gate's delay target (MR-CC-007); 0: off */
+	uint64_t cc_loss_gate_ns = 0;
 	/*
 	 * Timer knobs; 0 keeps the core default. The core's defaults suit a
 	 * kernel on a millisecond-scale testbed; a 100G fabric has RTTs of

@@ -217,6 +217,7 @@ void usage(FILE *out)
 		"  --no-ecn                      switches drop, never mark CE\n"
 		"  --entropies E --mtu BYTES --window PKTS (default 512)\n"
 		"  --cc-loss-share               a loss shrinks by its share (MR-CC-002)\n"
+		"  --cc-loss-gate-us T           only a loss with T us of queue (MR-CC-007)\n"
 		"  --initial-rtt-us T --ack-delay-us T --granularity-us T\n"
 		"  --rto-us T                    core timers (20, 2, 2 us; 0: core default)\n"
 		"  --seed S --max-sim-ms T\n"
@@ -397,6 +398,8 @@ int main(int argc, char **argv)
 			rc.transport.window = a.number();
 		} else if (opt == "--cc-loss-share") {
 			rc.transport.cc_loss_share = true;
+		} else if (opt == "--cc-loss-gate-us") {
+			rc.transport.cc_loss_gate_ns = a.number() * 1e3;
 		} else if (opt == "--initial-rtt-us") {
 			rc.transport.initial_rtt_ns = a.number() * 1e3;
 		} else if (opt == "--ack-delay-us") {

@@ -118,6 +118,7 @@ enum mrc_path_state {
 #define MRC_CC_ECN		0x1	/* ECN echoes, DCTCP-like (MR-CC-005) */
 #define MRC_CC_DELAY		0x2	/* RTT above target (MR-CC-006) */
 #define MRC_CC_LOSS_SHARE	0x4	/* loss shrinks by its share (MR-CC-002) */
+#define MRC_CC_LOSS_GATE	0x8	/* only a loss with a queue (MR-CC-007) */
 
 /*
  * struct mrc_config.flags.  MRC_CFG_CALLER_ICRC (MRC_MODE_ROCEV2 only,
@@ -162,7 +163,8 @@ struct mrc_config {
 	/* Added after the first release: zero means "off". */
 	uint32_t cc_flags;	/* MRC_CC_*; default MRC_CC_ECN */
 	uint32_t flags;		/* MRC_CFG_* */
-	uint64_t target_delay_ns; /* MRC_CC_DELAY: queueing delay target */
+	uint64_t target_delay_ns; /* MRC_CC_DELAY, MRC_CC_LOSS_GATE: queueing
+				   * delay target */
 	/*
 	 * IBTA max_rd_atomic: READ/atomic WRs the requester has in progress
 	 * at once, at most MRC_MAX_RD_ATOMIC (0: MRC_MAX_RD_ATOMIC).  The
@@ -286,6 +288,8 @@ struct mrc_path_stats {
 	uint64_t loss_decreases;	/* window reductions for loss (MR-CC-002) */
 	/* found silent by acknowledgements on other paths (MR-LOSS-013) */
 	uint64_t silences;
+	/* losses that met no queue and changed no window (MR-CC-007) */
+	uint64_t losses_unqueued;
 };
 
 struct mrc_conn_stats {

@@ -262,6 +262,81 @@ static void loss_shrinks_the_window_by_half_its_share(void **state)
 }
 
 /*
+ * covers: MR-CC-007 MR-CC-002
+ * MRC_CC_LOSS_GATE: d0 of five is lost.  d1's ACK gives the path its
+ * first RTT sample, 40 us (min_rtt); d2-d4's are of 200 us, so srtt is
+ * about 78 us when d3's ACK declares d0 lost (packet threshold).  With a
+ * delay target of 1 ms that is no queue: the window is left as it was
+ * and the loss counted as unqueued; with a target of 10 us it is a queue,
+ * and the window halves as without the gate.  The lost packet is resent
+ * either way.  Without a target the configuration is invalid.
+ */
+static void loss_shrinks_the_window_only_with_a_queue(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	void *mem = malloc(mrc_conn_size());
+	unsigned int queued, i;
+
+	(void)state;
+	assert_non_null(mem);
+	cfg.cc_flags = MRC_CC_ECN | MRC_CC_LOSS_GATE;
+	cfg.target_delay_ns = 0;
+	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0), -EINVAL);
+	free(mem);
+	for (queued = 0; queued < 2; queued++) {
+		struct fx *f;
+		struct pkt d[5], r, acks[8];
+		unsigned int n = 0;
+		/* slow start: + 1 for each of d1-d4 */
+		uint32_t grown = cfg.init_cwnd + 4;
+
+		cfg.target_delay_ns = queued ? 10000 : 1000000;
+		f = pair_new(&cfg);
+		add_msg(&f->a, MRC_OP_RDMA_WRITE, 5 * FX_MTU);
+		post(f);
+		for (i = 0; i < 5; i++) {
+			d[i] = take(f, &f->a);
+			assert_true(d[i].len > 0);
+		}
+		f->now = 20000;
+		assert_int_equal(give(f, &f->b, &d[1]), 0);
+		r = take(f, &f->b);		/* immediate: there is a gap */
+		f->now = 40000;
+		assert_int_equal(give(f, &f->a, &r), 0);
+		assert_int_equal(pstats(&f->a, 0).min_rtt_ns, 39936);
+		f->now = 150000;
+		for (i = 2; i < 5; i++) {
+			assert_int_equal(give(f, &f->b, &d[i]), 0);
+			while ((r = take(f, &f->b)).len)
+				acks[n++] = r;
+		}
+		f->now = 200000;
+		for (i = 0; i < n; i++)
+			assert_int_equal(give(f, &f->a, &acks[i]), 0);
+		assert_int_equal(pstats(&f->a, 0).lost, 1);
+		assert_true(pstats(&f->a, 0).srtt_ns >
+			    pstats(&f->a, 0).min_rtt_ns + 10000);
+		assert_true(pstats(&f->a, 0).srtt_ns <
+			    pstats(&f->a, 0).min_rtt_ns + 1000000);
+		r = take(f, &f->a);
+		assert_int_equal(be32(r.b + 8), be32(d[0].b + 8));
+		assert_true(r.b[2] & MR_FLAG_RETX);
+		if (queued) {
+			/* halved after d3, and d4 adds less than a packet */
+			assert_int_equal(pstats(&f->a, 0).cwnd, (grown - 1) / 2);
+			assert_int_equal(pstats(&f->a, 0).loss_decreases, 1);
+			assert_int_equal(pstats(&f->a, 0).losses_unqueued, 0);
+		} else {
+			assert_int_equal(pstats(&f->a, 0).cwnd, grown);
+			assert_int_equal(pstats(&f->a, 0).loss_decreases, 0);
+			assert_int_equal(pstats(&f->a, 0).losses_unqueued, 1);
+		}
+		assert_int_equal(f->a.failures + f->b.failures, 0);
+		pair_free(f);
+	}
+}
+
+/*
  * covers: MR-LOSS-006 MR-LOSS-007 MR-LOSS-010
  * Nothing comes back at all: the whole connection is silent, so each PTO
  * resends the oldest packet of the path as a probe and backs off; it
@@ -1055,7 +1130,7 @@ static void delay_above_target_shrinks_the_window(void **state)
 	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0), 0);
 	cfg.cc_flags = MRC_CC_ECN | MRC_CC_LOSS_SHARE;
 	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0), 0);
-	cfg.cc_flags = 0x8;		/* unknown signal */
+	cfg.cc_flags = 0x10;		/* unknown signal */
 	assert_int_equal(mrc_conn_init(mem, &cfg, &fx_callbacks, NULL, 0),
 			 -EINVAL);
 	free(mem);
@@ -2641,6 +2716,7 @@ int main(void)
 		cmocka_unit_test(third_later_ack_on_the_path_declares_loss),
 		cmocka_unit_test(time_threshold_declares_loss),
 		cmocka_unit_test(loss_shrinks_the_window_by_half_its_share),
+		cmocka_unit_test(loss_shrinks_the_window_only_with_a_queue),
 		cmocka_unit_test(pto_fires_and_backs_off),
 		cmocka_unit_test(tail_probe_on_an_unsampled_path_uses_a_measured_rtt),
 		cmocka_unit_test(spurious_tail_probe_widens_the_wait),
