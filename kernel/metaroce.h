@@ -180,6 +180,14 @@ struct metaroce_dev {
 	 * window; MR-FC-001), METAROCE_WINDOW_DEFAULT at creation.
 	 */
 	u32 window;
+	/*
+	 * The queueing delay the delay signal aims at (sysfs
+	 * cc_delay_target_ns, MR-CC-006) and whether only a loss that meets
+	 * such a queue shrinks a window (sysfs cc_loss_gate, MR-CC-007), read
+	 * when a MetaRoCE-mode QP connects.
+	 */
+	u64 cc_delay_target_ns;
+	bool cc_loss_gate;
 	atomic_t num_mr;
 	atomic_t num_cq;
 	atomic_t num_qp;

@@ -41,9 +41,13 @@
 
 /*
  * Queueing delay above the smallest RTT at which a path of a QP created
- * with METAROCE_CC_DELAY shrinks its window (the core's target_delay_ns).
+ * with METAROCE_CC_DELAY shrinks its window (the core's target_delay_ns):
+ * the default of sysfs cc_delay_target_ns.
  */
 #define METAROCE_CC_DELAY_TARGET_NS	(100 * NSEC_PER_USEC)
+/* Bounds of the sysfs attribute cc_delay_target_ns: 1 us .. 1 s. */
+#define METAROCE_CC_DELAY_TARGET_MIN_NS	1000ull
+#define METAROCE_CC_DELAY_TARGET_MAX_NS	1000000000ull
 
 /* Bounds of the sysfs attribute initial_rtt_ns: 1 us .. 10 s. */
 #define METAROCE_INITIAL_RTT_MIN_NS	1000ull

@@ -277,8 +277,11 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 		if (qp->cfg_paths)
 			cfg->num_paths = qp->cfg_paths;
 		cfg->cc_flags = qp->cc_flags;
-		if (cfg->cc_flags & MRC_CC_DELAY)
-			cfg->target_delay_ns = METAROCE_CC_DELAY_TARGET_NS;
+		if (READ_ONCE(qp->mdev->cc_loss_gate))
+			cfg->cc_flags |= MRC_CC_LOSS_GATE;
+		if (cfg->cc_flags & (MRC_CC_DELAY | MRC_CC_LOSS_GATE))
+			cfg->target_delay_ns =
+				READ_ONCE(qp->mdev->cc_delay_target_ns);
 		cfg->window = READ_ONCE(qp->mdev->window);
 	}
 	cfg->initial_rtt_ns = READ_ONCE(qp->mdev->initial_rtt_ns);

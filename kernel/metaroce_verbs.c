@@ -352,6 +352,32 @@ static int sysfs_parse_bounded(const char *buf, u64 min, u64 max, u64 *v)
 }
 
 /*
+ * A read-write number attribute of the device, field of struct
+ * metaroce_dev (an unsigned integer that holds max), that accepts
+ * [min, max] (else -EINVAL and no change).
+ */
+#define METAROCE_DEV_ATTR_NUM(field, min, max)				\
+static ssize_t field##_show(struct device *device,			\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	u64 v = READ_ONCE(sysfs_to_mdev(device)->field);		\
+									\
+	return sysfs_emit(buf, "%llu\n", v);				\
+}									\
+static ssize_t field##_store(struct device *device,			\
+			     struct device_attribute *attr,		\
+			     const char *buf, size_t count)		\
+{									\
+	u64 v;								\
+									\
+	if (sysfs_parse_bounded(buf, min, max, &v))			\
+		return -EINVAL;						\
+	WRITE_ONCE(sysfs_to_mdev(device)->field, v);			\
+	return count;							\
+}									\
+static DEVICE_ATTR_RW(field)
+
+/*
  * /sys/class/infiniband/<dev>/default_transport: the wire mode of the RC
  * QPs created from now on without a requested one (MR-COMPAT-011).  QPs
  * that exist keep theirs.
@@ -389,28 +415,8 @@ static DEVICE_ATTR_RW(default_transport);
  * answer slowly (a compliance suite in an emulated guest) sets it so that
  * those timers do not fire before its first answer can arrive.
  */
-static ssize_t initial_rtt_ns_show(struct device *device,
-				   struct device_attribute *attr, char *buf)
-{
-	struct metaroce_dev *mdev = sysfs_to_mdev(device);
-
-	return sysfs_emit(buf, "%llu\n", READ_ONCE(mdev->initial_rtt_ns));
-}
-
-static ssize_t initial_rtt_ns_store(struct device *device,
-				    struct device_attribute *attr,
-				    const char *buf, size_t count)
-{
-	struct metaroce_dev *mdev = sysfs_to_mdev(device);
-	u64 v;
-
-	if (sysfs_parse_bounded(buf, METAROCE_INITIAL_RTT_MIN_NS,
-				METAROCE_INITIAL_RTT_MAX_NS, &v))
-		return -EINVAL;
-	WRITE_ONCE(mdev->initial_rtt_ns, v);
-	return count;
-}
-static DEVICE_ATTR_RW(initial_rtt_ns);
+METAROCE_DEV_ATTR_NUM(initial_rtt_ns, METAROCE_INITIAL_RTT_MIN_NS,
+		      METAROCE_INITIAL_RTT_MAX_NS);
 
 /*
  * /sys/class/infiniband/<dev>/window: how many PSNs the MetaRoCE-mode QPs
@@ -419,33 +425,55 @@ static DEVICE_ATTR_RW(initial_rtt_ns);
  * accepts MRC_MAX_WINDOW whatever its own setting, so the two ends need
  * not agree.  Benchmarks lower it to measure what the window buys.
  */
-static ssize_t window_show(struct device *device,
-			   struct device_attribute *attr, char *buf)
+METAROCE_DEV_ATTR_NUM(window, 1, MRC_MAX_WINDOW);
+
+/*
+ * /sys/class/infiniband/<dev>/cc_loss_gate: 1 if in the MetaRoCE-mode QPs
+ * connected from now on a loss shrinks a path's window only when the
+ * path's RTT shows a queue of cc_delay_target_ns (MR-CC-007); 0 (the
+ * default) if every loss does (MR-CC-002).  Where losses come from
+ * corruption or failing links rather than overflowing queues.
+ */
+static ssize_t cc_loss_gate_show(struct device *device,
+				 struct device_attribute *attr, char *buf)
 {
 	struct metaroce_dev *mdev = sysfs_to_mdev(device);
 
-	return sysfs_emit(buf, "%u\n", READ_ONCE(mdev->window));
+	return sysfs_emit(buf, "%d\n", READ_ONCE(mdev->cc_loss_gate));
 }
 
-static ssize_t window_store(struct device *device,
-			    struct device_attribute *attr,
-			    const char *buf, size_t count)
+static ssize_t cc_loss_gate_store(struct device *device,
+				  struct device_attribute *attr,
+				  const char *buf, size_t count)
 {
 	struct metaroce_dev *mdev = sysfs_to_mdev(device);
-	u64 v;
+	bool v;
 
-	if (sysfs_parse_bounded(buf, 1, MRC_MAX_WINDOW, &v))
+	if (kstrtobool(buf, &v))
 		return -EINVAL;
-	WRITE_ONCE(mdev->window, (u32)v);
+	WRITE_ONCE(mdev->cc_loss_gate, v);
 	return count;
 }
-static DEVICE_ATTR_RW(window);
+static DEVICE_ATTR_RW(cc_loss_gate);
+
+/*
+ * /sys/class/infiniband/<dev>/cc_delay_target_ns: the queueing delay above
+ * a path's smallest RTT at which the delay signal of the QPs connected
+ * from now on (METAROCEDV_CC_DELAY) shrinks its window, and below which
+ * a loss does not with cc_loss_gate (MR-CC-006/007).  100 us suits a
+ * datacenter fabric; an emulated guest, whose round trips move by
+ * milliseconds without a queue, needs more.
+ */
+METAROCE_DEV_ATTR_NUM(cc_delay_target_ns, METAROCE_CC_DELAY_TARGET_MIN_NS,
+		      METAROCE_CC_DELAY_TARGET_MAX_NS);
 
 static struct attribute *metaroce_dev_attrs[] = {
 	&dev_attr_metaroce_abi_version.attr,
 	&dev_attr_default_transport.attr,
 	&dev_attr_initial_rtt_ns.attr,
 	&dev_attr_window.attr,
+	&dev_attr_cc_loss_gate.attr,
+	&dev_attr_cc_delay_target_ns.attr,
 	NULL
 };
 
@@ -506,6 +534,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	mrc_config_default(&cfg, MRC_MODE_METAROCE);
 	mdev->initial_rtt_ns = cfg.initial_rtt_ns;
 	mdev->window = METAROCE_WINDOW_DEFAULT;
+	mdev->cc_delay_target_ns = METAROCE_CC_DELAY_TARGET_NS;
 
 	ib_dev->node_type = RDMA_NODE_IB_CA;
 	ib_dev->phys_port_cnt = 1;

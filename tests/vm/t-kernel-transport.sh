@@ -26,7 +26,10 @@
 #     of RDMA WRITEs between two such QPs over a link with 2% loss, with
 #     1, 4 and 16 paths and in RoCEv2 mode, metarocedv_query_qp_stats
 #     shows packets on exactly the QP's paths, retransmissions, and SACKs
-#     in MetaRoCE mode;
+#     in MetaRoCE mode; the same with both devices' loss gate on
+#     (cc_loss_gate, MR-CC-007), which the QPs must get with its target;
+#   - cc_loss_gate and cc_delay_target_ns refuse what they do not accept
+#     with EINVAL and keep their values;
 #   - a module loaded with default_transport=rocev2 gives a new device
 #     the default rocev2.
 # covers: MR-COMPAT-011
@@ -116,6 +119,31 @@ for paths in 1 4 16; do
 	dv xfer-$paths transfer mr0 mr1 --gid "$gid" --paths $paths --lossy
 done
 dv xfer-rocev2 transfer mr0 mr1 --gid "$gid" --paths 1 --transport rocev2 --lossy
+# The loss gate (MR-CC-007) with a target no round trip here reaches: no
+# loss shrinks a window, and the lossy transfer still completes with its
+# retransmissions.  The gate's arithmetic is the core's unit tests'; here
+# the devices must hand it to the QPs with its target (a gate without
+# one is a configuration the core refuses): every writer's path that lost
+# packets and had no probe timeout (MR-CC-003 still collapses a window)
+# ends at the core's max_cwnd, 128, where without the gate each loss
+# halves it (7-10 packets in the runs above).
+for d in mr0 mr1; do
+	read -r target0 </sys/class/infiniband/$d/cc_delay_target_ns
+	echo 1 >/sys/class/infiniband/$d/cc_loss_gate || fail "setting $d's loss gate"
+	echo 1000000000 >/sys/class/infiniband/$d/cc_delay_target_ns || fail "setting $d's target"
+done
+dv xfer-gate transfer mr0 mr1 --gid "$gid" --paths 4 --lossy
+# "  path  N plane P state S: tx T (retransmits R) rx X lost L timeouts O
+#  srtt NS ns cwnd C", the writer's paths (tx > 0)
+read -r checked bad < <(awk '$1 == "path" && $8 > 0 && $14 > 0 && $16 == 0 {
+	n++; if ($21 != 128) bad++ } END { print n + 0, bad + 0 }' dv-xfer-gate.txt)
+[ "$checked" -gt 0 ] || fail "loss gate: no path lost packets without a timeout"
+[ "$bad" = 0 ] || fail "loss gate: $bad of $checked paths that lost packets shrank their window"
+echo "loss gate: $checked paths lost packets and kept the window at 128"
+for d in mr0 mr1; do
+	echo 0 >/sys/class/infiniband/$d/cc_loss_gate || fail "clearing $d's loss gate"
+	echo "$target0" >/sys/class/infiniband/$d/cc_delay_target_ns || fail "restoring $d's target"
+done
 for ns in mra mrb; do
 	ip netns exec $ns tc qdisc del dev veth0 root || fail "removing netem in $ns"
 done
@@ -124,6 +152,15 @@ echo "direct verbs steps: $((SECONDS - dv_start)) s" | tee -a "$RESULTS/results.
 step "values that name no mode"
 mr_expect_error "Invalid argument" bash -c 'echo bogus >/sys/class/infiniband/mr0/default_transport'
 [ "$(dev_default mr0)" = metaroce ] || fail "a refused value changed mr0's default"
+for v in 2 maybe ''; do
+	mr_expect_error "Invalid argument" bash -c "echo '$v' >/sys/class/infiniband/mr0/cc_loss_gate"
+done
+for v in 0 999 1000000001 -1 1ms; do
+	mr_expect_error "Invalid argument" bash -c "echo '$v' >/sys/class/infiniband/mr0/cc_delay_target_ns"
+done
+[ "$(cat /sys/class/infiniband/mr0/cc_loss_gate)" = 0 ] || fail "a refused value changed mr0's loss gate"
+[ "$(cat /sys/class/infiniband/mr0/cc_delay_target_ns)" = 100000 ] ||
+	fail "a refused value changed mr0's delay target"
 out=$(METAROCE_TRANSPORT=bogus ip netns exec mra ibv_rc_pingpong -d mr0 -g "$gid" 2>&1) &&
 	fail "ibv_rc_pingpong ran with METAROCE_TRANSPORT=bogus"
 echo "$out"
