@@ -2,12 +2,22 @@
 """The side names of benchmarks/guest-perftest.sh that the reports share."""
 import re
 
-# BASE + "w" + N: side BASE (mr1 or mr2) with both devices' requester
-# window (sysfs window) at N; guest-perftest.sh parses the same pattern.
-_WINDOW_VARIANT = re.compile(r"^(mr[12])w([0-9]+)$")
+# Variants of a MetaRoCE side: BASE (mr1 or mr2), then "w" + N: both
+# devices' requester window (sysfs window) at N, and/or "g" + M: both
+# devices' loss gate on (sysfs cc_loss_gate, MR-CC-007) with a delay
+# target of M ms (sysfs cc_delay_target_ns).  guest-perftest.sh parses the
+# same pattern.
+_VARIANT = re.compile(r"^(mr[12])(?:w([0-9]+))?(?:g([0-9]+))?$")
 
 
-def window_variant(side):
-    """(base side, window) of a window variant, or None."""
-    m = _WINDOW_VARIANT.match(side)
-    return (m.group(1), int(m.group(2))) if m else None
+def side_variant(side):
+    """(base side, label) of a variant of a MetaRoCE side, or None."""
+    m = _VARIANT.match(side)
+    if not m or not (m.group(2) or m.group(3)):
+        return None
+    label = []
+    if m.group(2):
+        label.append(f"window {int(m.group(2))}")
+    if m.group(3):
+        label.append(f"loss gate at {int(m.group(3))} ms")
+    return m.group(1), ", ".join(label)

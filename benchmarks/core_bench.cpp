@@ -13,6 +13,11 @@
 //   SackProcessing   sender only: the ACKs that answer a window of which
 //                    every other packet of every path was lost, i.e. the
 //                    largest SACK state, by window size and path count.
+//   LossyTransfer    RDMA WRITEs over links with a delay and random loss:
+//                    each end's core time per delivered data packet, by
+//                    loss (per mille) and path count.  Loss must not make
+//                    the core's own work per packet grow much: it runs on
+//                    the CPU that also moves the packets.
 //
 // Time is a simulated clock advanced per packet; nothing here sleeps.
 #include <benchmark/benchmark.h>
@@ -23,7 +28,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
+#include <deque>
 #include <memory>
+#include <random>
 #include <vector>
 
 namespace {
@@ -96,12 +104,15 @@ struct Pair {
 		init(b.get(), mode, paths, window, false, cwnd);
 	}
 
+	// cwnd 0 and rto_ns 0: the core's defaults
 	void init(mrc_conn *c, mrc_mode mode, uint32_t paths, uint32_t window,
-		  bool a_side, uint32_t cwnd)
+		  bool a_side, uint32_t cwnd, uint64_t rto_ns = 0)
 	{
 		mrc_config cfg = make_config(mode, paths, window, a_side);
 		if (cwnd)
 			cfg.init_cwnd = cfg.max_cwnd = cwnd;
+		if (rto_ns)
+			cfg.rto_ns = rto_ns;
 		if (mrc_conn_init(c, &cfg, &kCallbacks, nullptr, now))
 			std::abort();
 	}
@@ -129,6 +140,18 @@ void drain(mrc_conn *c)
 		benchmark::DoNotOptimize(wc);
 }
 
+// An RDMA WRITE of length bytes to the responder's only region.
+mrc_send_wr write_wr(uint64_t wr_id, uint32_t length)
+{
+	mrc_send_wr wr{};
+	wr.wr_id = wr_id;
+	wr.opcode = MRC_OP_RDMA_WRITE;
+	wr.length = length;
+	wr.rkey = kRkey;
+	wr.remote_addr = 0x10000;
+	return wr;
+}
+
 // args: mode, paths
 void BM_Transfer(benchmark::State &state)
 {
@@ -139,12 +162,7 @@ void BM_Transfer(benchmark::State &state)
 	uint64_t wr_id = 0, data_pkts = 0;
 
 	for (auto _ : state) {
-		mrc_send_wr wr{};
-		wr.wr_id = ++wr_id;
-		wr.opcode = MRC_OP_RDMA_WRITE;
-		wr.length = kMsg;
-		wr.rkey = kRkey;
-		wr.remote_addr = 0x10000;
+		mrc_send_wr wr = write_wr(++wr_id, kMsg);
 		if (mrc_post_send(p.a.get(), &wr, p.now))
 			state.SkipWithError("post_send failed");
 		// Run until the message completes at the sender.
@@ -177,12 +195,7 @@ void BM_Transfer(benchmark::State &state)
 // Post one RDMA WRITE of a whole window of packets at p's sender.
 void post_window_write(Pair &p, uint32_t window)
 {
-	mrc_send_wr wr{};
-	wr.wr_id = 1;
-	wr.opcode = MRC_OP_RDMA_WRITE;
-	wr.length = window * kMtu;
-	wr.rkey = kRkey;
-	wr.remote_addr = 0x10000;
+	mrc_send_wr wr = write_wr(1, window * kMtu);
 	if (mrc_post_send(p.a.get(), &wr, p.now))
 		std::abort();
 }
@@ -290,6 +303,142 @@ void BM_SackProcessing(benchmark::State &state)
 	state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * window);
 }
 
+// Core time of one call, added to acc.
+template <typename F> auto timed(uint64_t &acc, F &&f)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	auto r = f();
+	acc += static_cast<uint64_t>(
+		std::chrono::duration_cast<std::chrono::nanoseconds>(
+			std::chrono::steady_clock::now() - t0).count());
+	return r;
+}
+
+// One direction of the lossy transfer: packets in order, each due
+// delay_ns after it was sent.
+struct Link {
+	struct Pkt {
+		uint64_t due;
+		unsigned int path;
+		std::vector<uint8_t> bytes;
+	};
+	std::deque<Pkt> q;
+	uint64_t delay_ns;
+
+	void send(const uint8_t *b, int len, unsigned int path, uint64_t now)
+	{
+		q.push_back({now + delay_ns, path, {b, b + len}});
+	}
+
+	// Hand every packet due by now to the receiving end, its core time
+	// added to acc.
+	void deliver(mrc_conn *to, uint64_t now, uint64_t &acc)
+	{
+		for (; !q.empty() && q.front().due <= now; q.pop_front()) {
+			auto &k = q.front();
+			timed(acc, [&] {
+				return mrc_recv_packet(to, k.bytes.data(),
+						       k.bytes.size(), k.path, now);
+			});
+		}
+	}
+};
+
+// args: loss per mille, paths.  The sender may start one data packet per
+// 100 us of simulated time (10 000 packets/s, the testbed's rate) over a
+// 4 ms one-way delay, with the module's window (512) and perftest's ACK
+// timeout, and keeps 8 WRITEs of 64 KiB posted; data packets are lost at
+// random (a fixed seed), ACKs never.  Each iteration runs until 64 WRITEs
+// completed.  The clock reads around each core call are counted in.
+void BM_LossyTransfer(benchmark::State &state)
+{
+	auto loss = static_cast<uint32_t>(state.range(0));
+	auto npaths = static_cast<uint32_t>(state.range(1));
+	// perftest's local ACK timeout 14: 4.096 us << 14
+	constexpr uint64_t kGap = 100'000, kDelay = 4'000'000,
+			   kRto = 4096ull << 14;
+	constexpr uint32_t kMsg = 64 * 1024, kPosted = 8, kMsgs = 64;
+	Pair p(MRC_MODE_METAROCE, npaths, MRC_MAX_WINDOW);
+	std::mt19937 rng(1);
+	std::uniform_int_distribution<uint32_t> per_mille(0, 999);
+	uint64_t a_ns = 0, b_ns = 0, delivered = 0;
+
+	for (auto _ : state) {
+		Link fwd{{}, kDelay}, rev{{}, kDelay};
+		uint32_t posted = 0, done = 0;
+		uint64_t wr_id = 0, steps = 0;
+
+		p.init(p.a.get(), MRC_MODE_METAROCE, npaths, MRC_MAX_WINDOW,
+		       true, 0, kRto);
+		p.init(p.b.get(), MRC_MODE_METAROCE, npaths, MRC_MAX_WINDOW,
+		       false, 0, kRto);
+		while (done < kMsgs) {
+			mrc_completion wc;
+
+			// 100 simulated seconds: the transfer is stuck
+			if (++steps > 1'000'000) {
+				state.SkipWithError("transfer did not finish");
+				return;
+			}
+			unsigned int path;
+			int len;
+
+			p.now += kGap;
+			while (posted - done < kPosted && posted < kMsgs) {
+				mrc_send_wr wr = write_wr(++wr_id, kMsg);
+				if (timed(a_ns, [&] {
+					    return mrc_post_send(p.a.get(), &wr, p.now);
+				    }))
+					state.SkipWithError("post_send failed");
+				posted++;
+			}
+			for (mrc_conn *c : {p.a.get(), p.b.get()})
+				if (mrc_next_deadline(c) <= p.now)
+					timed(c == p.a.get() ? a_ns : b_ns, [&] {
+						mrc_handle_timeout(c, p.now);
+						return 0;
+					});
+			// the sender: one packet per gap
+			len = timed(a_ns, [&] {
+				return mrc_next_packet(p.a.get(), p.buf.data(),
+						       kPktCap, &path, p.now);
+			});
+			if (len > 0 && per_mille(rng) >= loss)
+				fwd.send(p.buf.data(), len, path, p.now);
+			fwd.deliver(p.b.get(), p.now, b_ns);
+			while ((len = timed(b_ns, [&] {
+					return mrc_next_packet(p.b.get(), p.buf.data(),
+							       kPktCap, &path, p.now);
+				})) > 0)
+				rev.send(p.buf.data(), len, path, p.now);
+			rev.deliver(p.a.get(), p.now, a_ns);
+			while (mrc_poll_completion(p.a.get(), &wc) > 0) {
+				if (wc.status != MRC_WC_SUCCESS) {
+					state.SkipWithError("WRITE failed");
+					return;
+				}
+				done++;
+			}
+			drain(p.b.get());
+		}
+		delivered += uint64_t(kMsgs) * (kMsg / kMtu);
+	}
+	mrc_conn_stats sa, sb;
+	mrc_get_stats(p.a.get(), &sa);
+	mrc_get_stats(p.b.get(), &sb);
+	auto per_pkt = [&](uint64_t v) {
+		return static_cast<double>(v) / static_cast<double>(delivered);
+	};
+	state.counters["sender_ns/pkt"] = per_pkt(a_ns);
+	state.counters["receiver_ns/pkt"] = per_pkt(b_ns);
+	// of the last iteration: one transfer of kMsgs WRITEs
+	state.counters["acks/pkt"] = static_cast<double>(sb.tx_ctrl) /
+				     (kMsgs * (kMsg / kMtu));
+	state.counters["retrans/pkt"] = static_cast<double>(sa.tx_retrans) /
+					(kMsgs * (kMsg / kMtu));
+	state.SetItemsProcessed(static_cast<int64_t>(delivered));
+}
+
 } // namespace
 
 BENCHMARK(BM_Transfer)
@@ -307,5 +456,10 @@ BENCHMARK(BM_ReceiveReversed)->ArgName("window")->RangeMultiplier(2)->Range(32, 
 BENCHMARK(BM_SackProcessing)
 	->ArgNames({"window", "paths"})
 	->ArgsProduct({benchmark::CreateRange(32, MRC_MAX_WINDOW, 2), {1, 4, 16}});
+
+BENCHMARK(BM_LossyTransfer)
+	->ArgNames({"loss_permille", "paths"})
+	->ArgsProduct({{0, 10, 50}, {1, 4}})
+	->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -13,7 +13,8 @@
 # Three sides alternate within each round (benchmarks/guest-perftest.sh):
 # MetaRoCE over both planes (mr2), MetaRoCE over plane 0 only (mr1) and
 # rdma_rxe on plane 0 (rxe; it has one netdev).  SIDES (mr2,mr1,rxe) may
-# add variants of the MetaRoCE sides (mr2w128: window 128, see
+# add variants of the MetaRoCE sides (mr2w128: window 128; mr1g8: loss
+# gate at 8 ms; see
 # guest-perftest.sh), reported against their base side in a table of
 # their own.  mr2 against rxe is the
 # deployment comparison, mr1 against rxe the like-for-like one (same link,

@@ -9,7 +9,7 @@ import csv
 import math
 import statistics
 
-from bench_sides import window_variant
+from bench_sides import side_variant
 
 # Issue 5: bandwidth >= 1.0x rxe (aim 1.5x); latency <= 1.1x rxe.
 BW_TARGET, BW_AIM, LAT_TARGET = 1.0, 1.5, 1.1
@@ -56,9 +56,9 @@ def main():
     print("\nmedians of the rounds (each round's value in brackets); latency is t_typical")
     variants = dict(VARIANTS)
     for side in dict.fromkeys(r["side"] for r in rows):
-        wv = window_variant(side)
-        if wv and wv[0] == "mr1":
-            variants[side] = (f"the requester window at {wv[1]} (sysfs window)", f"window {wv[1]}")
+        sv = side_variant(side)
+        if sv and sv[0] == "mr1":
+            variants[side] = (sv[1], sv[1])
     for side, (title, name) in variants.items():
         if not any(r["side"] == side for r in rows):
             continue

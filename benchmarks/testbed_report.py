@@ -13,7 +13,7 @@ import statistics
 import subprocess
 import sys
 
-from bench_sides import window_variant
+from bench_sides import side_variant
 import planefail_capture
 
 SIDES = {"mr2": "MetaRoCE, 2 planes", "mr1": "MetaRoCE, 1 plane",
@@ -256,13 +256,14 @@ def main():
     print("\nlatency rows: the ratio is MetaRoCE/rxe of t_typical (lower is better)\n")
 
     # Variants of a MetaRoCE side (guest-perftest.sh: mr2w128 is mr2 with
-    # window 128), alternated with it in the same rounds.
-    variants = {sd: window_variant(sd)[0] for sd in dict.fromkeys(r["side"] for r in rows)
-                if window_variant(sd)}
+    # window 128, mr1g8 mr1 with the loss gate at 8 ms), alternated with it
+    # in the same rounds.
+    variants = {sd: side_variant(sd)[0] for sd in dict.fromkeys(r["side"] for r in rows)
+                if side_variant(sd)}
     variant_table = []
     if variants:
-        print("MetaRoCE sides with another requester window (mr2w128: mr2 with window 128), "
-              "alternated with their base side in the same rounds:\n")
+        print("Variants of the MetaRoCE sides (mr2w128: mr2 with window 128; mr1g8: mr1 with "
+              "the loss gate at 8 ms), alternated with their base side in the same rounds:\n")
         print("| condition | program | variant | variant median | base median | variant / base "
               "| variant vs own lossless | base vs own lossless |")
         print("|---|---|---|---|---|---|---|---|")
