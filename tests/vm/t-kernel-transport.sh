@@ -129,8 +129,9 @@ dv xfer-rocev2 transfer mr0 mr1 --gid "$gid" --paths 1 --transport rocev2 --loss
 # take thousands of acknowledgements: 7-10 packets in the runs above).
 # One such path is asked for, not all: a probe timeout that finds a path
 # silent alone (MR-CC-003) still collapses its window.
+declare -A target0
 for d in mr0 mr1; do
-	read -r target0 </sys/class/infiniband/$d/cc_delay_target_ns
+	read -r "target0[$d]" </sys/class/infiniband/$d/cc_delay_target_ns
 	echo 1 >/sys/class/infiniband/$d/cc_loss_gate || fail "setting $d's loss gate"
 	echo 1000000000 >/sys/class/infiniband/$d/cc_delay_target_ns || fail "setting $d's target"
 done
@@ -143,7 +144,7 @@ read -r lossy kept < <(awk '$1 == "path" && $8 > 0 && $14 > 0 {
 echo "loss gate: $kept of $lossy paths that lost packets kept the window at 128"
 for d in mr0 mr1; do
 	echo 0 >/sys/class/infiniband/$d/cc_loss_gate || fail "clearing $d's loss gate"
-	echo "$target0" >/sys/class/infiniband/$d/cc_delay_target_ns || fail "restoring $d's target"
+	echo "${target0[$d]}" >/sys/class/infiniband/$d/cc_delay_target_ns || fail "restoring $d's target"
 done
 for ns in mra mrb; do
 	ip netns exec $ns tc qdisc del dev veth0 root || fail "removing netem in $ns"
