@@ -25,10 +25,10 @@
 #include <metaroce/core.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <chrono>
 #include <deque>
 #include <memory>
 #include <random>
@@ -358,6 +358,7 @@ void BM_LossyTransfer(benchmark::State &state)
 	constexpr uint64_t kGap = 100'000, kDelay = 4'000'000,
 			   kRto = 4096ull << 14;
 	constexpr uint32_t kMsg = 64 * 1024, kPosted = 8, kMsgs = 64;
+	constexpr uint64_t kPkts = uint64_t(kMsgs) * (kMsg / kMtu);
 	Pair p(MRC_MODE_METAROCE, npaths, MRC_MAX_WINDOW);
 	std::mt19937 rng(1);
 	std::uniform_int_distribution<uint32_t> per_mille(0, 999);
@@ -374,15 +375,14 @@ void BM_LossyTransfer(benchmark::State &state)
 		       false, 0, kRto);
 		while (done < kMsgs) {
 			mrc_completion wc;
+			unsigned int path;
+			int len;
 
 			// 100 simulated seconds: the transfer is stuck
 			if (++steps > 1'000'000) {
 				state.SkipWithError("transfer did not finish");
 				return;
 			}
-			unsigned int path;
-			int len;
-
 			p.now += kGap;
 			while (posted - done < kPosted && posted < kMsgs) {
 				mrc_send_wr wr = write_wr(++wr_id, kMsg);
@@ -421,7 +421,7 @@ void BM_LossyTransfer(benchmark::State &state)
 			}
 			drain(p.b.get());
 		}
-		delivered += uint64_t(kMsgs) * (kMsg / kMtu);
+		delivered += kPkts;
 	}
 	mrc_conn_stats sa, sb;
 	mrc_get_stats(p.a.get(), &sa);
@@ -432,10 +432,8 @@ void BM_LossyTransfer(benchmark::State &state)
 	state.counters["sender_ns/pkt"] = per_pkt(a_ns);
 	state.counters["receiver_ns/pkt"] = per_pkt(b_ns);
 	// of the last iteration: one transfer of kMsgs WRITEs
-	state.counters["acks/pkt"] = static_cast<double>(sb.tx_ctrl) /
-				     (kMsgs * (kMsg / kMtu));
-	state.counters["retrans/pkt"] = static_cast<double>(sa.tx_retrans) /
-					(kMsgs * (kMsg / kMtu));
+	state.counters["acks/pkt"] = static_cast<double>(sb.tx_ctrl) / kPkts;
+	state.counters["retrans/pkt"] = static_cast<double>(sa.tx_retrans) / kPkts;
 	state.SetItemsProcessed(static_cast<int64_t>(delivered));
 }
 

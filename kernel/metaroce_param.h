@@ -41,7 +41,8 @@
 
 /*
  * Queueing delay above the smallest RTT at which a path of a QP created
- * with METAROCE_CC_DELAY shrinks its window (the core's target_delay_ns):
+ * with METAROCE_CC_DELAY shrinks its window, and below which a loss does
+ * not with the loss gate (the core's target_delay_ns, MR-CC-006/007):
  * the default of sysfs cc_delay_target_ns.
  */
 #define METAROCE_CC_DELAY_TARGET_NS	(100 * NSEC_PER_USEC)
