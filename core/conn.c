@@ -66,6 +66,10 @@ static int mrc_config_valid(const struct mrc_config *cfg)
 		return 0;
 	if (cfg->max_rd_atomic > MRC_MAX_RD_ATOMIC)
 		return 0;
+	/* the peer waits max_ack_delay for an ACK; RoCEv2 carries none */
+	if (cfg->final_ack_hold_ns > cfg->max_ack_delay_ns ||
+	    (cfg->final_ack_hold_ns && cfg->mode != MRC_MODE_METAROCE))
+		return 0;
 	if ((cfg->cc_flags & (MRC_CC_DELAY | MRC_CC_LOSS_GATE)) &&
 	    !cfg->target_delay_ns)
 		return 0;
@@ -597,11 +601,17 @@ void mrc_schedule_final_ack(struct mrc_conn *c, unsigned int path, u64 now)
 /* Bookkeeping after an ACK/NAK left on path, shared by both modes. */
 void mrc_ack_sent(struct mrc_conn *c, unsigned int path)
 {
+	c->st.tx_ctrl++;
+	c->path[path].st.tx_ctrl++;
+	mrc_ack_cleared(c);
+}
+
+/* The owed ACK left, on its own or carried by a data packet (MR-WIRE-010). */
+void mrc_ack_cleared(struct mrc_conn *c)
+{
 	/* MR_ACK_OK and MR_AETH_ACK are both 0: a plain ACK, not a NAK. */
 	int plain = !c->in_error && c->ack_syndrome == MR_ACK_OK;
 
-	c->st.tx_ctrl++;
-	c->path[path].st.tx_ctrl++;
 	c->ack_unacked = 0;
 	c->last_ack_plain = plain;
 	if (c->ack_repeat && plain) {

@@ -461,7 +461,7 @@ static int mrc_pick_path(struct mrc_conn *c, int avoid, u64 lost_sent)
 static void mrc_put_hdr(struct mrc_conn *c, u8 *b, u8 opcode, u8 flags,
 			u32 path, u32 psn, u64 now)
 {
-	b[0] = MR_VERSION << 4 | MR_CAP_SACK;
+	b[0] = MR_VERSION << 4 | MR_CAP_SACK | MR_CAP_ACK_TRAILER;
 	b[1] = opcode;
 	b[2] = flags;
 	b[3] = path;
@@ -469,6 +469,9 @@ static void mrc_put_hdr(struct mrc_conn *c, u8 *b, u8 opcode, u8 flags,
 	mrc_put_be32(b + 8, psn);
 	mrc_put_be32(b + 12, mrc_ts(now));
 }
+
+static void mrc_put_ack_ext(struct mrc_conn *c, u8 *e, u64 now);
+static int mrc_ack_carriable(const struct mrc_conn *c);
 
 static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 			  u32 path, u64 now)
@@ -480,15 +483,20 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 	u8 flags = t->flags, op = mrc_wire_opcode(w->opcode);
 	u32 hlen = mrc_data_hlen(op), rkey_ssn = w->rkey;
 	u64 raddr = w->raddr;
-	int ret;
+	int ret, carry;
 
 	if ((size_t)hlen + t->len + MR_CRC_LEN > cap)
 		return -ENOBUFS;
+	/* The ACK we owe rides along if it fits (MR-WIRE-010). */
+	carry = mrc_ack_carriable(c) &&
+		(size_t)hlen + t->len + MR_ACK_TRAILER_LEN + MR_CRC_LEN <= cap;
 	/* Resends and the last packet we have ask for an ACK at once. */
 	if (was_lost)
 		flags |= MR_FLAG_RETX | MR_FLAG_ACK_REQ;
 	if (c->sq_pkt == c->sq_tail && c->lost_count == was_lost)
 		flags |= MR_FLAG_ACK_REQ;
+	if (carry)
+		flags |= MR_FLAG_ACK;
 	mrc_put_hdr(c, b, op, flags, path, psn, now);
 	if (op == MR_OPC_SEND || op == MR_OPC_SEND_IMM) {
 		rkey_ssn = w->ssn;
@@ -562,7 +570,12 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 		c->tlp_out = 0;		/* a new tail (MR-LOSS-010) */
 	p->st.tx_data++;
 	c->st.tx_data++;
-	return mrc_finish_packet(b, hlen + t->len, cap);
+	if (!carry)
+		return mrc_finish_packet(b, hlen + t->len, cap);
+	mrc_put_ack_ext(c, b + hlen + t->len, now);
+	c->st.acks_carried++;
+	mrc_ack_cleared(c);
+	return mrc_finish_packet(b, hlen + t->len + MR_ACK_TRAILER_LEN, cap);
 }
 
 /*
@@ -606,6 +619,35 @@ static u32 mrc_ack_route(const struct mrc_conn *c)
 	return best < 0 ? c->ack_path : (u32)best;
 }
 
+/* The pending ACK's extension (MR-WIRE-005) at e, without ranges. */
+static void mrc_put_ack_ext(struct mrc_conn *c, u8 *e, u64 now)
+{
+	mrc_put_be32(e, c->rcv_nxt);
+	mrc_put_be32(e + 4, c->ack_ts_echo);
+	mrc_put_be32(e + 8, now > c->ack_rx_ns ?
+		     (u32)((now - c->ack_rx_ns) >> MRC_TS_SHIFT) : 0);
+	mrc_put_be32(e + 12, c->ack_nak_psn);
+	e[16] = c->ack_echo_path;
+	e[17] = c->ack_syndrome;
+	e[18] = 0;
+	/* nak_psn belongs to the syndrome then, not to a D-SACK. */
+	if (c->ack_syndrome != MR_ACK_OK)
+		c->ack_flags &= ~MR_ACK_F_DSACK;
+	e[19] = c->ack_flags;
+}
+
+/*
+ * The pending ACK can ride on a data packet (MR-WIRE-010): the peer takes
+ * carried ACKs, and it is a plain cumulative one, no NAK, no D-SACK and no
+ * SACK range to report.  Whatever else it has to say leaves on its own.
+ */
+static int mrc_ack_carriable(const struct mrc_conn *c)
+{
+	return c->ack_pending && c->peer_ack_trailer && !c->in_error &&
+	       c->ack_syndrome == MR_ACK_OK &&
+	       !(c->ack_flags & MR_ACK_F_DSACK) && c->rcv_nxt == c->rcv_high;
+}
+
 static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 			 unsigned int *path, u64 now)
 {
@@ -615,17 +657,7 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 	if (MR_ACK_LEN + MR_MAX_SACK_RANGES * MR_RANGE_LEN + MR_CRC_LEN > cap)
 		return -ENOBUFS;
 	mrc_put_hdr(c, b, MR_OPC_ACK, 0, route, 0, now);
-	mrc_put_be32(b + 16, c->rcv_nxt);
-	mrc_put_be32(b + 20, c->ack_ts_echo);
-	mrc_put_be32(b + 24, now > c->ack_rx_ns ?
-		     (u32)((now - c->ack_rx_ns) >> MRC_TS_SHIFT) : 0);
-	mrc_put_be32(b + 28, c->ack_nak_psn);
-	b[32] = c->ack_echo_path;
-	b[33] = c->ack_syndrome;
-	/* nak_psn belongs to the syndrome then, not to a D-SACK. */
-	if (c->ack_syndrome != MR_ACK_OK)
-		c->ack_flags &= ~MR_ACK_F_DSACK;
-	b[35] = c->ack_flags;
+	mrc_put_ack_ext(c, b + MR_HDR_LEN, now);
 	/*
 	 * SACK ranges of what arrived above the cumulative point, lowest
 	 * first; if they do not all fit, the last two are the one holding
@@ -1145,21 +1177,19 @@ static void mrc_sack_gap(struct mrc_conn *c, const u8 *b, u32 cum, u32 n)
 	}
 }
 
-static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
-			unsigned int path, u64 now)
+/*
+ * Whether the acknowledgement extension at e (MR-WIRE-005) of a packet of
+ * len bytes from its start may be applied; -EPROTO / -ERANGE, counted, if
+ * not.  ranges_len: the bytes of SACK ranges that follow it.
+ */
+static int mrc_ack_ext_check(struct mrc_conn *c, const u8 *e,
+			     size_t ranges_len)
 {
-	u32 aflags = b[35];
-	u32 cum = mrc_get_be32(b + 16) & MRC_PSN_MASK;
-	u32 nak_psn = mrc_get_be32(b + 28) & MRC_PSN_MASK;
-	u32 echo_path = b[32], syndrome = b[33], n = b[34], i;
+	u32 cum = mrc_get_be32(e) & MRC_PSN_MASK, n = e[18];
 	u32 outstanding = mrc_psn_diff(c->snd_nxt, c->snd_una);
-	u32 echo_ts = mrc_get_be32(b + 20);
-	u64 delay = (u64)mrc_get_be32(b + 24) << MRC_TS_SHIFT;
 
-	if (delay > c->cfg.max_ack_delay_ns)
-		delay = c->cfg.max_ack_delay_ns;
-	if (n > MR_MAX_SACK_RANGES || len != MR_ACK_LEN + n * MR_RANGE_LEN ||
-	    syndrome > MR_ACK_REM_OP) {
+	if (n > MR_MAX_SACK_RANGES || ranges_len != n * MR_RANGE_LEN ||
+	    e[17] > MR_ACK_REM_OP) {
 		c->st.rx_malformed++;
 		return -EPROTO;
 	}
@@ -1168,7 +1198,26 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 		c->st.rx_out_of_window++;
 		return -ERANGE;
 	}
-	c->st.rx_ctrl++;
+	return 0;
+}
+
+/*
+ * Apply an ACK checked by mrc_ack_ext_check(): b is laid out as an ACK
+ * packet (the extension at MR_HDR_LEN, its ranges after it) that arrived
+ * on path.
+ */
+static void mrc_apply_ack(struct mrc_conn *c, const u8 *b, unsigned int path,
+			  u64 now)
+{
+	u32 aflags = b[35];
+	u32 cum = mrc_get_be32(b + 16) & MRC_PSN_MASK;
+	u32 nak_psn = mrc_get_be32(b + 28) & MRC_PSN_MASK;
+	u32 echo_path = b[32], syndrome = b[33], n = b[34], i;
+	u32 echo_ts = mrc_get_be32(b + 20);
+	u64 delay = (u64)mrc_get_be32(b + 24) << MRC_TS_SHIFT;
+
+	if (delay > c->cfg.max_ack_delay_ns)
+		delay = c->cfg.max_ack_delay_ns;
 	if (n) {
 		c->st.sacks_received++;
 		c->path[path].st.sacks_received++;
@@ -1230,6 +1279,17 @@ static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
 	}
 	mrc_detect_lost(c, now);
 	mrc_detect_silent_paths(c, now);
+}
+
+static int mrc_recv_ack(struct mrc_conn *c, const u8 *b, size_t len,
+			unsigned int path, u64 now)
+{
+	int ret = mrc_ack_ext_check(c, b + MR_HDR_LEN, len - MR_ACK_LEN);
+
+	if (ret)
+		return ret;
+	c->st.rx_ctrl++;
+	mrc_apply_ack(c, b, path, now);
 	return 0;
 }
 
@@ -1343,6 +1403,37 @@ static struct mrc_rwqe *mrc_match_recv(struct mrc_conn *c, u8 op, u32 ssn,
 		return NULL;
 	}
 	return r;
+}
+
+/*
+ * MR-LOSS-014: the ACK of a message's last packet may wait for a data
+ * packet of ours to carry it, when the connection is configured to and
+ * the peer takes carried ACKs, unless it has more to say than "all
+ * arrived": the packet was a retransmission (a loss is being repaired) or
+ * CE-marked, or the ACK owed is a NAK or reports a duplicate.
+ */
+static int mrc_final_ack_may_wait(const struct mrc_conn *c, u8 flags, int ce)
+{
+	return c->cfg.final_ack_hold_ns && c->peer_ack_trailer && !ce &&
+	       !(flags & MR_FLAG_RETX) && (!c->ack_pending || !c->ack_now) &&
+	       c->ack_syndrome == MR_ACK_OK &&
+	       !(c->ack_flags & MR_ACK_F_DSACK);
+}
+
+/*
+ * Owe the final ACK for at most final_ack_hold_ns: a reply carries it
+ * (mrc_build_data()) or the ACK timer sends it alone.  ack_every does not
+ * count here; it paces the ACKs of a stream, and this ACK ends one.
+ */
+static void mrc_hold_final_ack(struct mrc_conn *c, unsigned int path, u64 now)
+{
+	u64 until = now + c->cfg.final_ack_hold_ns;
+
+	if (!c->ack_pending || c->ack_deadline_ns > until)
+		c->ack_deadline_ns = until;
+	c->ack_pending = 1;
+	c->ack_path = path;
+	c->ack_unacked++;
 }
 
 static int mrc_recv_data(struct mrc_conn *c, const u8 *b, size_t len,
@@ -1484,8 +1575,11 @@ write:
 	mrc_complete_recvs(c);
 	if (w)
 		mrc_complete_sends(c);
-	/* The requester's tail is complete here: MR-LOSS-012. */
-	if (c->rx_tail_ackreq && c->rcv_nxt == c->rcv_high)
+	/* The requester's tail is complete here: MR-LOSS-012, MR-LOSS-014. */
+	if (c->rx_tail_ackreq && c->rcv_nxt == c->rcv_high &&
+	    mrc_final_ack_may_wait(c, flags, ce))
+		mrc_hold_final_ack(c, path, now);
+	else if (c->rx_tail_ackreq && c->rcv_nxt == c->rcv_high)
 		mrc_schedule_final_ack(c, path, now);
 	else
 		mrc_schedule_ack(c, path, d != 0 || c->rcv_nxt != c->rcv_high ||
@@ -1493,10 +1587,52 @@ write:
 	return 0;
 }
 
+/*
+ * A data packet carrying an ACK (MR-WIRE-010): the data as if it came
+ * alone, then the ACK as if it followed on the same path.  Neither is
+ * applied unless both are well formed (MR-WIRE-007).
+ */
+static int mrc_recv_data_acked(struct mrc_conn *c, const u8 *b, size_t len,
+			       unsigned int path, int ce, u64 now)
+{
+	u8 ack[MR_ACK_LEN];
+	const u8 *e = b + len - MR_ACK_TRAILER_LEN;
+	int ret;
+
+	if (len < MR_DATA_LEN + MR_ACK_TRAILER_LEN || e[17] != MR_ACK_OK) {
+		c->st.rx_malformed++;
+		return -EPROTO;
+	}
+	ret = mrc_ack_ext_check(c, e, 0);
+	if (ret)
+		return ret;
+	/* a copy: the data's checks may fail it, and the header is the ACK's */
+	memcpy(ack, b, MR_HDR_LEN);
+	memcpy(ack + MR_HDR_LEN, e, MR_ACK_TRAILER_LEN);
+	ret = mrc_recv_data(c, b, len - MR_ACK_TRAILER_LEN, path, ce, now);
+	if (ret || c->in_error)
+		return ret;
+	c->st.rx_acks_carried++;
+	mrc_apply_ack(c, ack, path, now);
+	return 0;
+}
+
+/*
+ * What the peer takes, learnt from its packets that were accepted (ret 0):
+ * a malformed one changes nothing (MR-WIRE-007).  Returns ret.
+ */
+static int mrc_heard_caps(struct mrc_conn *c, const u8 *b, int ret)
+{
+	if (!ret && (b[0] & MR_CAP_ACK_TRAILER))
+		c->peer_ack_trailer = 1;
+	return ret;
+}
+
 int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 		unsigned int path, unsigned int rx_flags, u64 now)
 {
 	u8 echo;
+	int ret;
 
 	if (len < MR_HDR_LEN || b[0] >> 4 != MR_VERSION) {
 		c->st.rx_malformed++;
@@ -1521,11 +1657,17 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 	case MR_OPC_CMP_SWAP:
 	case MR_OPC_FETCH_ADD:
 	case MR_OPC_ATOMIC_RESP:
-		return mrc_recv_data(c, b, len, path, rx_flags & MRC_RX_CE, now);
+		if (b[2] & MR_FLAG_ACK)
+			ret = mrc_recv_data_acked(c, b, len, path,
+						  rx_flags & MRC_RX_CE, now);
+		else
+			ret = mrc_recv_data(c, b, len, path,
+					    rx_flags & MRC_RX_CE, now);
+		return mrc_heard_caps(c, b, ret);
 	case MR_OPC_ACK:
 		if (len < MR_ACK_LEN)
 			break;
-		return mrc_recv_ack(c, b, len, path, now);
+		return mrc_heard_caps(c, b, mrc_recv_ack(c, b, len, path, now));
 	case MR_OPC_PROBE:
 		if (len != MR_ACK_LEN)
 			break;

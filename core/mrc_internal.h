@@ -308,6 +308,7 @@ struct mrc_conn {
 	u8 ack_flags;		/* MR_ACK_F_* of the pending ACK */
 	u8 ack_repeat;		/* send the pending ACK twice (MR-LOSS-012) */
 	u8 last_ack_plain;	/* the last ACK sent was no NAK */
+	u8 peer_ack_trailer;	/* the peer takes carried ACKs (MR-WIRE-010) */
 	u32 ack_unacked;	/* packets since the last ACK */
 	u32 ack_ts_echo;
 	u32 ack_nak_psn;
@@ -387,6 +388,7 @@ void mrc_schedule_ack(struct mrc_conn *c, unsigned int path, int now_flag,
 		      u64 now);
 void mrc_schedule_final_ack(struct mrc_conn *c, unsigned int path, u64 now);
 void mrc_ack_sent(struct mrc_conn *c, unsigned int path);
+void mrc_ack_cleared(struct mrc_conn *c);
 
 /* metaroce.c */
 int mrc_mr_recv(struct mrc_conn *c, const u8 *p, size_t len,

@@ -172,6 +172,13 @@ struct mrc_config {
 	 */
 	uint32_t max_rd_atomic;
 	uint32_t reserved1;	/* must be 0 */
+	/*
+	 * MR-LOSS-014: how long the ACK of a message's last packet may wait
+	 * for a data packet of ours to carry it (MR-WIRE-010), when the peer
+	 * takes carried ACKs; 0 sends it at once.  At most max_ack_delay_ns,
+	 * which the peer's timers must allow for: set both ends alike.
+	 */
+	uint64_t final_ack_hold_ns;
 };
 
 /* Callbacks into the owner of the payload memory.  Return 0 or -errno. */
@@ -327,6 +334,8 @@ struct mrc_conn_stats {
 	uint64_t give_ups;	/* RETRY_EXC by the give-up bound (MR-FAIL-007) */
 	uint64_t retry_exhausted; /* RETRY_EXC by a packet's retry_cnt (MR-LOSS-009) */
 	uint64_t rsp_wait_give_ups; /* RETRY_EXC waiting for a response (MR-OPS-007) */
+	uint64_t acks_carried;	/* ACKs sent as a data packet's trailer */
+	uint64_t rx_acks_carried; /* ACK trailers accepted (MR-WIRE-010) */
 };
 
 struct mrc_conn;

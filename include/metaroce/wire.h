@@ -44,9 +44,11 @@ enum mr_opcode {
 #define MR_FLAG_LAST		0x02	/* last packet of its message */
 #define MR_FLAG_RETX		0x04	/* retransmission */
 #define MR_FLAG_ACK_REQ		0x08	/* ask the receiver to ACK at once */
+#define MR_FLAG_ACK		0x10	/* data: an ACK trailer precedes the CRC */
 
 /* Capability bits advertised in the low nibble of ver_caps. */
 #define MR_CAP_SACK		0x01
+#define MR_CAP_ACK_TRAILER	0x02	/* takes data packets with MR_FLAG_ACK */
 
 /* Common header, 16 bytes, starts every MetaRoCE packet. */
 struct mr_hdr {
@@ -102,6 +104,13 @@ struct mr_ack_ext {
 	__u8 nranges;		/* SACK ranges that follow, <= MAX */
 	__u8 flags;		/* MR_ACK_F_* (was reserved, 0) */
 };
+
+/*
+ * A data packet with MR_FLAG_ACK ends, before its CRC, with a struct
+ * mr_ack_ext of nranges 0 and syndrome MR_ACK_OK: the ACK its sender owed,
+ * carried instead of sent on its own (MR-WIRE-010).
+ */
+#define MR_ACK_TRAILER_LEN	20
 
 /* struct mr_ack_ext.flags (ACK only; PROBE_REPLY sends 0). */
 #define MR_ACK_F_ECE		0x01	/* the echoed packet arrived CE-marked */

@@ -130,6 +130,8 @@ static int tap_failures;
 /* The first data packet and the first ACK sent, templates for bad ones. */
 static uint8_t data_tmpl[FX_PKT_CAP], ack_tmpl[FX_PKT_CAP];
 static unsigned int data_len, ack_len;
+/* Data packets that carried an ACK (MR-WIRE-010). */
+static unsigned int carried;
 
 static void tap(struct fx *f, const struct fx_ep *src, const uint8_t *p,
 		unsigned int len, unsigned int path)
@@ -149,7 +151,10 @@ static void tap(struct fx *f, const struct fx_ep *src, const uint8_t *p,
 		  p, len, path);
 	if (rocev2)
 		return;
-	if (!data_len && p[1] == MR_OPC_SEND && len <= sizeof(data_tmpl)) {
+	if (p[1] != MR_OPC_ACK && (p[2] & MR_FLAG_ACK))
+		carried++;
+	if (!data_len && p[1] == MR_OPC_SEND && !(p[2] & MR_FLAG_ACK) &&
+	    len <= sizeof(data_tmpl)) {
 		memcpy(data_tmpl, p, len);
 		data_len = len;
 	}
@@ -177,6 +182,41 @@ static int run(uint32_t mode, unsigned int paths, uint64_t seed)
 	mode_name = mode == MRC_MODE_ROCEV2 ? "rocev2" : "metaroce";
 	if (fx_run(&f, 10000000000ull) || fx_verify(&f)) {
 		fprintf(stderr, "capture_gen: %s transfer failed\n", mode_name);
+		return -1;
+	}
+	return tap_failures ? -1 : 0;
+}
+
+/*
+ * ibv_rc_pingpong's exchange of SENDs, whose replies carry the ACKs of the
+ * messages they answer (MR-LOSS-014, MR-WIRE-010).
+ */
+static int run_pingpong(uint64_t seed)
+{
+	static struct fx f;
+	struct mrc_config cfg;
+	struct fx_net_cfg net = {
+		.loss_ppm = 20000, .base_delay_ns = 10000,
+	};
+	unsigned int i;
+
+	mrc_config_default(&cfg, MRC_MODE_METAROCE);
+	cfg.mtu = FX_MTU;
+	cfg.max_ack_delay_ns = 50000;
+	cfg.final_ack_hold_ns = 50000;
+	fx_init(&f, &cfg, &net, seed, 0, 0);
+	f.tap = tap;
+	f.a.pingpong = FX_PING;
+	f.b.pingpong = FX_PONG;
+	for (i = 0; i < 20; i++) {
+		f.a.msgs[f.a.nmsgs].opcode = MRC_OP_SEND;
+		f.a.msgs[f.a.nmsgs++].len = 1 + i * 97 % FX_MTU;
+		f.b.msgs[f.b.nmsgs].opcode = MRC_OP_SEND;
+		f.b.msgs[f.b.nmsgs++].len = 1 + i * 61 % FX_MTU;
+	}
+	mode_name = "metaroce";
+	if (fx_run(&f, 10000000000ull) || fx_verify(&f)) {
+		fprintf(stderr, "capture_gen: ping-pong failed\n");
 		return -1;
 	}
 	return tap_failures ? -1 : 0;
@@ -251,10 +291,15 @@ int main(int argc, char **argv)
 	}
 	fwrite(ghdr, sizeof(ghdr), 1, pcap);
 	fprintf(csv, "frame,mode,path,qpn,opcode,psn,flags,sack,expect\n");
-	if (run(MRC_MODE_METAROCE, 4, 7) || run(MRC_MODE_ROCEV2, 1, 7))
+	if (run(MRC_MODE_METAROCE, 4, 7) || run_pingpong(7) ||
+	    run(MRC_MODE_ROCEV2, 1, 7))
 		return 1;
 	if (!data_len || !ack_len) {
 		fprintf(stderr, "capture_gen: no SEND or SACK to corrupt\n");
+		return 1;
+	}
+	if (!carried) {
+		fprintf(stderr, "capture_gen: no data packet carried an ACK\n");
 		return 1;
 	}
 	malformed();

@@ -878,6 +878,182 @@ static void final_ack_once_and_again_at_close(void **state)
 	pair_free(f);
 }
 
+/* Offset of the ACK trailer of data packet p (MR-WIRE-010). */
+static int trailer(const struct pkt *p)
+{
+	return p->len - MR_CRC_LEN - MR_ACK_TRAILER_LEN;
+}
+
+/*
+ * A pair whose ends hold a message's final ACK for 200 us, warmed up by
+ * one WRITE from a (whose ACK leaves at once: b had not yet heard that a
+ * takes carried ACKs; a hears it from that ACK), then a second WRITE d delivered to b, and b's
+ * WRITE of 60 bytes posted 50 us later as the reply: *reply.
+ */
+static struct fx *held_ack_pair(struct mrc_config *cfg, struct pkt *d,
+				struct pkt *reply)
+{
+	struct fx *f;
+	struct pkt p;
+
+	cfg->max_ack_delay_ns = 200000;
+	cfg->final_ack_hold_ns = 200000;
+	f = pair_new(cfg);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 100);
+	post(f);
+	p = take(f, &f->a);
+	assert_int_equal(give(f, &f->b, &p), 0);
+	p = take(f, &f->b);
+	assert_int_equal(p.b[1], MR_OPC_ACK);
+	assert_int_equal(give(f, &f->a, &p), 0);
+	f->now += 1000;
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 100);
+	fx_post(f, &f->a);
+	*d = take(f, &f->a);
+	f->now += 1000;
+	assert_int_equal(give(f, &f->b, d), 0);
+	f->now += 50000;
+	add_msg(&f->b, MRC_OP_RDMA_WRITE, 60);
+	fx_post(f, &f->b);
+	*reply = take(f, &f->b);
+	return f;
+}
+
+/*
+ * covers: MR-LOSS-014 MR-WIRE-010
+ * With a hold, the ACK of a request's last packet waits for the reply,
+ * which carries it: one packet each way, and the time it waited is not
+ * taken for round trip.  A request left unanswered is acknowledged alone
+ * when the hold runs out.
+ */
+static void reply_carries_the_final_ack(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct pkt d, r, ack;
+	struct fx *f;
+	uint64_t t0;
+	int t;
+
+	(void)state;
+	f = held_ack_pair(&cfg, &d, &r);
+	assert_true(r.b[2] & MR_FLAG_ACK);
+	assert_int_equal(r.len, 16 + 24 + 60 + MR_ACK_TRAILER_LEN + 4);
+	t = trailer(&r);
+	assert_int_equal(be32(r.b + t), (be32(d.b + 8) + 1) & 0xffffff);
+	assert_int_equal(be32(r.b + t + 4), be32(d.b + 12));	/* ts echo */
+	assert_int_equal(be32(r.b + t + 8), 50000 >> 10);	/* held */
+	assert_int_equal(r.b[t + 16], d.path);			/* echo path */
+	assert_int_equal(r.b[t + 17], MR_ACK_OK);
+	assert_int_equal(r.b[t + 18], 0);			/* no ranges */
+	assert_int_equal(take(f, &f->b).len, 0);	/* and no ACK alone */
+	assert_int_equal(cstats(&f->b).acks_carried, 1);
+	assert_int_equal(cstats(&f->b).tx_ctrl, 1);	/* the warm-up's */
+
+	f->now += 1000;
+	assert_int_equal(give(f, &f->a, &r), 0);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.tx_done, 2);
+	assert_int_equal(f->b.msgs[0].placed, 60);
+	assert_int_equal(cstats(&f->a).rx_acks_carried, 1);
+	/* 52 us from d to r, 50 of them held: the round trip is ~2 us */
+	assert_true(pstats(&f->a, d.path).srtt_ns < 10000);
+
+	/* a's ACK of r waits too; no reply comes, so it leaves alone */
+	assert_int_equal(take(f, &f->a).len, 0);
+	t0 = f->now;
+	fire(f, &f->a);
+	assert_int_equal(f->now, t0 + cfg.final_ack_hold_ns);
+	ack = take(f, &f->a);
+	assert_int_equal(ack.b[1], MR_OPC_ACK);
+	assert_int_equal(be32(ack.b + 24), cfg.final_ack_hold_ns >> 10);
+	assert_int_equal(give(f, &f->b, &ack), 0);
+	fx_poll(&f->b);
+	assert_int_equal(f->b.tx_done, 1);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	assert_int_equal(f->a.nstatus_err + f->b.nstatus_err, 0);
+	pair_free(f);
+}
+
+/*
+ * covers: MR-WIRE-010 MR-WIRE-007 MR-LOSS-014
+ * A data packet and the ACK it carries stand or fall together: a trailer
+ * that is not a plain cumulative ACK, or acknowledges what was never
+ * sent, or data that is malformed, drops the whole packet, counted, and
+ * neither is applied.  A retransmitted last packet is acknowledged at
+ * once, hold or not: a loss is being repaired.
+ */
+static void ack_trailer_stands_or_falls_with_its_data(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct pkt d, r, bad, p;
+	struct fx *f;
+	uint32_t cum;
+	int t;
+
+	(void)state;
+	f = held_ack_pair(&cfg, &d, &r);
+	t = trailer(&r);
+	bad = r;
+	bad.b[t + 17] = MR_ACK_RNR;			/* a NAK */
+	reseal(&bad);
+	assert_int_equal(give(f, &f->a, &bad), -EPROTO);
+	bad = r;
+	bad.b[t + 18] = 1;				/* a range */
+	reseal(&bad);
+	assert_int_equal(give(f, &f->a, &bad), -EPROTO);
+	bad = r;
+	cum = (be32(d.b + 8) + 100) & 0xffffff;		/* never sent */
+	bad.b[t + 1] = cum >> 16;
+	bad.b[t + 2] = cum >> 8;
+	bad.b[t + 3] = cum;
+	reseal(&bad);
+	assert_int_equal(give(f, &f->a, &bad), -ERANGE);
+	bad = r;
+	bad.b[24 + 3] = 10;				/* msg_len < payload */
+	reseal(&bad);
+	assert_int_equal(give(f, &f->a, &bad), -EPROTO);
+	bad = r;
+	bad.len = 16 + 4 + 4;				/* no room for it */
+	bad.b[2] |= MR_FLAG_ACK;
+	reseal(&bad);
+	assert_int_equal(give(f, &f->a, &bad), -EPROTO);
+	assert_int_equal(cstats(&f->a).rx_malformed, 4);
+	assert_int_equal(cstats(&f->a).rx_out_of_window, 1);
+	assert_int_equal(cstats(&f->a).rx_acks_carried, 0);
+	assert_int_equal(cstats(&f->a).rx_data, 0);
+	assert_int_equal(f->b.msgs[0].placed, 0);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.tx_done, 1);		/* d not acknowledged */
+	assert_int_equal(take(f, &f->a).len, 0);	/* nothing answered */
+	assert_int_equal(give(f, &f->a, &r), 0);	/* the intact one */
+	fx_poll(&f->a);
+	assert_int_equal(f->a.tx_done, 2);
+	assert_int_equal(f->b.msgs[0].placed, 60);
+
+	/* a's next WRITE is lost; its tail loss probe is answered at once */
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 100);
+	fx_post(f, &f->a);
+	p = take(f, &f->a);				/* carries a's ACK of r */
+	assert_true(p.b[2] & MR_FLAG_ACK);
+	fire(f, &f->a);
+	p = take(f, &f->a);
+	assert_true(p.b[2] & MR_FLAG_RETX);
+	assert_int_equal(give(f, &f->b, &p), 0);
+	p = take(f, &f->b);
+	assert_int_equal(p.b[1], MR_OPC_ACK);
+	assert_int_equal(give(f, &f->a, &p), 0);
+	fx_poll(&f->a);
+	assert_int_equal(f->a.tx_done, 3);
+	/* the ACK of r was lost with p: b's own probe gets it */
+	fire(f, &f->b);
+	while ((p = take(f, &f->b)).len)
+		deliver_and_ack(f, &f->b, &f->a, &p);
+	fx_poll(&f->b);
+	assert_int_equal(f->b.tx_done, 1);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	pair_free(f);
+}
+
 /*
  * covers: MR-LOSS-012
  * A NAK is never repeated, at close neither; nor does a QP that sent
@@ -2729,6 +2905,8 @@ int main(void)
 		cmocka_unit_test(window_caps_packets_in_flight),
 		cmocka_unit_test(rnr_holds_send_until_a_receive_is_posted),
 		cmocka_unit_test(final_ack_once_and_again_at_close),
+		cmocka_unit_test(reply_carries_the_final_ack),
+		cmocka_unit_test(ack_trailer_stands_or_falls_with_its_data),
 		cmocka_unit_test(close_repeats_no_nak),
 		cmocka_unit_test(rnr_retry_exhaustion),
 		cmocka_unit_test(send_longer_than_receive),

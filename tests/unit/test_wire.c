@@ -47,7 +47,7 @@ static void data_packet_layout(void **state)
 	p3 = take(f, &f->a);
 	assert_int_equal(p1.len, 16 + 24 + FX_MTU + 4);
 	assert_int_equal(p2.len, 16 + 24 + 300 - FX_MTU + 4);
-	assert_int_equal(p1.b[0], 0x11);		/* version 1, SACK */
+	assert_int_equal(p1.b[0], 0x13);	/* version 1, SACK, ACK trailer */
 	assert_int_equal(p1.b[1], MR_OPC_SEND);
 	assert_int_equal(p1.b[2], MR_FLAG_FIRST);
 	assert_int_equal(p1.b[3], p1.path);
@@ -214,7 +214,13 @@ static void config_validation(void **state)
 	BAD(ack_every, 0);
 	BAD(rnr_retry, 8);
 	BAD(initial_rtt_ns, 0);
+	BAD(final_ack_hold_ns, good.max_ack_delay_ns + 1);
 #undef BAD
+	/* RoCEv2 mode has no ACK trailer to hold an ACK for */
+	c = unit_cfg(MRC_MODE_ROCEV2, 1);
+	c.final_ack_hold_ns = 1;
+	assert_int_equal(mrc_conn_init(conn, &c, &fx_callbacks, NULL, 0),
+			 -EINVAL);
 	nocb.place_write = NULL;
 	assert_int_equal(mrc_conn_init(conn, &good, &nocb, NULL, 0), -EINVAL);
 	free(conn);

@@ -45,12 +45,14 @@ local F = {
 	version = ProtoField.uint8("metaroce.version", "Version", base.DEC, nil, 0xf0),
 	caps = ProtoField.uint8("metaroce.caps", "Capabilities", base.HEX, nil, 0x0f),
 	caps_sack = ProtoField.bool("metaroce.caps.sack", "SACK", 8, nil, 0x01),
+	caps_ack_trailer = ProtoField.bool("metaroce.caps.ack_trailer", "ACK trailer", 8, nil, 0x02),
 	opcode = ProtoField.uint8("metaroce.opcode", "Opcode", base.HEX, opcode_names),
 	flags = ProtoField.uint8("metaroce.flags", "Flags", base.HEX),
 	flag_first = ProtoField.bool("metaroce.flags.first", "FIRST", 8, nil, 0x01),
 	flag_last = ProtoField.bool("metaroce.flags.last", "LAST", 8, nil, 0x02),
 	flag_retx = ProtoField.bool("metaroce.flags.retx", "RETX", 8, nil, 0x04),
 	flag_ack_req = ProtoField.bool("metaroce.flags.ack_req", "ACK_REQ", 8, nil, 0x08),
+	flag_ack = ProtoField.bool("metaroce.flags.ack", "ACK (carried)", 8, nil, 0x10),
 	path = ProtoField.uint8("metaroce.path", "Path", base.DEC),
 	qpn = ProtoField.uint32("metaroce.qpn", "Destination QPN", base.HEX),
 	psn = ProtoField.uint32("metaroce.psn", "PSN", base.DEC),
@@ -209,14 +211,48 @@ local data_layout = {
 	[OPC.ATOMIC_RESP] = { 0, 8 },
 }
 
+-- The acknowledgement extension (MR-WIRE-005) at offset o: its subtree
+-- and the item of its nranges.
+local function add_ack_ext(tvb, tree, o, title)
+	local t = tree:add(mr, tvb(o, ACK_EXT_LEN), title)
+	t:add(F.cum_psn, tvb(o, 4))
+	t:add(F.ts_echo, tvb(o + 4, 4))
+	t:add(F.ack_delay, tvb(o + 8, 4))
+	t:add(F.nak_psn, tvb(o + 12, 4))
+	t:add(F.echo_path, tvb(o + 16, 1))
+	local syn = tvb(o + 17, 1):uint()
+	local syn_item = t:add(F.syndrome, tvb(o + 17, 1))
+	t:add(F.nak, syn ~= 0):set_generated()
+	if syn ~= 0 then
+		syn_item:add_proto_expert_info(E.nak, string.format("NAK %s for PSN %d",
+			syndrome_names[syn] or tostring(syn), tvb(o + 12, 4):uint()))
+	end
+	local nr_item = t:add(F.nranges, tvb(o + 18, 1))
+	local af = t:add(F.ack_flags, tvb(o + 19, 1))
+	af:add(F.ack_ece, tvb(o + 19, 1))
+	af:add(F.ack_dsack, tvb(o + 19, 1))
+	return t, nr_item
+end
+
 local function dissect_data(tvb, tree, opc, flags, top)
-	local len = tvb:len()
+	-- MR-WIRE-010: a carried ACK sits between the payload and the CRC.
+	local carried = bit.band(flags, 0x10) ~= 0
+	local len = tvb:len() - (carried and ACK_EXT_LEN or 0)
 	local layout = data_layout[opc]
 	local ext = HDR_LEN + DATA_EXT_LEN + layout[1]
 	if len < ext + CRC_LEN then
 		problem(tree, top, "short", string.format(
-			"%d bytes, %s needs %d", len, opcode_names[opc], ext + CRC_LEN))
+			"%d bytes, %s needs %d", tvb:len(), opcode_names[opc],
+			ext + CRC_LEN + tvb:len() - len))
 		return
+	end
+	if carried then
+		local o = len - CRC_LEN
+		local _, nr_item = add_ack_ext(tvb, tree, o, "Carried acknowledgement")
+		if tvb(o + 17, 1):uint() ~= 0 or tvb(o + 18, 1):uint() ~= 0 then
+			problem(tree, nr_item, "nranges",
+				"a carried ACK has syndrome 0 and no SACK ranges")
+		end
 	end
 	add_data_ext(tvb, tree, opc)
 	if opc == OPC.SEND_IMM or opc == OPC.WRITE_IMM then
@@ -273,24 +309,8 @@ local function dissect_ack(tvb, tree, opc, top)
 			HDR_LEN + ACK_EXT_LEN + CRC_LEN))
 		return ""
 	end
-	local t = tree:add(mr, tvb(HDR_LEN, ACK_EXT_LEN), "Acknowledgement extension")
-	t:add(F.cum_psn, tvb(16, 4))
-	t:add(F.ts_echo, tvb(20, 4))
-	t:add(F.ack_delay, tvb(24, 4))
-	t:add(F.nak_psn, tvb(28, 4))
-	t:add(F.echo_path, tvb(32, 1))
-	local syn = tvb(33, 1):uint()
-	local syn_item = t:add(F.syndrome, tvb(33, 1))
-	t:add(F.nak, syn ~= 0):set_generated()
-	if syn ~= 0 then
-		syn_item:add_proto_expert_info(E.nak, string.format("NAK %s for PSN %d",
-			syndrome_names[syn] or tostring(syn), tvb(28, 4):uint()))
-	end
+	local t, nr_item = add_ack_ext(tvb, tree, HDR_LEN, "Acknowledgement extension")
 	local nranges = tvb(34, 1):uint()
-	local nr_item = t:add(F.nranges, tvb(34, 1))
-	local af = t:add(F.ack_flags, tvb(35, 1))
-	af:add(F.ack_ece, tvb(35, 1))
-	af:add(F.ack_dsack, tvb(35, 1))
 	local summary = string.format(" cum=%d", tvb(16, 4):uint())
 	if opc == OPC.PROBE_REPLY then
 		nranges = 0	-- ranges follow ACKs only (MR-WIRE-005)
@@ -339,12 +359,14 @@ local function dissect_metaroce(tvb, pinfo, root)
 	local vi = h:add(F.version, tvb(0, 1))
 	local ci = h:add(F.caps, tvb(0, 1))
 	ci:add(F.caps_sack, tvb(0, 1))
+	ci:add(F.caps_ack_trailer, tvb(0, 1))
 	local oi = h:add(F.opcode, tvb(1, 1))
 	local fi = h:add(F.flags, tvb(2, 1))
 	fi:add(F.flag_first, tvb(2, 1))
 	fi:add(F.flag_last, tvb(2, 1))
 	fi:add(F.flag_retx, tvb(2, 1))
 	fi:add(F.flag_ack_req, tvb(2, 1))
+	fi:add(F.flag_ack, tvb(2, 1))
 	h:add(F.path, tvb(3, 1))
 	local qi = h:add(F.qpn, tvb(4, 4))
 	h:add(F.psn, tvb(8, 4))
