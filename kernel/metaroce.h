@@ -188,6 +188,11 @@ struct metaroce_dev {
 	 */
 	u64 cc_delay_target_ns;
 	bool cc_loss_gate;
+	/*
+	 * How long a message's final ACK waits for a reply to carry it
+	 * (sysfs ack_hold_ns, MR-LOSS-014), read when a QP connects.
+	 */
+	u64 ack_hold_ns;
 	atomic_t num_mr;
 	atomic_t num_cq;
 	atomic_t num_qp;

@@ -50,6 +50,15 @@
 #define METAROCE_CC_DELAY_TARGET_MIN_NS	1000ull
 #define METAROCE_CC_DELAY_TARGET_MAX_NS	1000000000ull
 
+/*
+ * How long the ACK of a message's last packet waits for a reply to carry
+ * it (the core's final_ack_hold_ns, MR-LOSS-014): the default of sysfs
+ * ack_hold_ns, and its bound.  The peer's timers allow for the hold as
+ * max_ack_delay, so it is also what a lost tail waits longer.
+ */
+#define METAROCE_ACK_HOLD_NS		0ull
+#define METAROCE_ACK_HOLD_MAX_NS	(10 * NSEC_PER_MSEC)
+
 /* Bounds of the sysfs attribute initial_rtt_ns: 1 us .. 10 s. */
 #define METAROCE_INITIAL_RTT_MIN_NS	1000ull
 #define METAROCE_INITIAL_RTT_MAX_NS	10000000000ull

@@ -467,6 +467,16 @@ static DEVICE_ATTR_RW(cc_loss_gate);
 METAROCE_DEV_ATTR_NUM(cc_delay_target_ns, METAROCE_CC_DELAY_TARGET_MIN_NS,
 		      METAROCE_CC_DELAY_TARGET_MAX_NS);
 
+/*
+ * /sys/class/infiniband/<dev>/ack_hold_ns: how long the MetaRoCE-mode QPs
+ * connected from now on let the ACK of a message's last packet wait for
+ * a data packet of theirs to carry it (MR-LOSS-014, MR-WIRE-010): a
+ * request answered within it costs one packet each way instead of two.
+ * 0 sends the ACK at once.  The QPs also wait that much longer for the
+ * peer's ACKs before probing a tail, so set both ends alike.
+ */
+METAROCE_DEV_ATTR_NUM(ack_hold_ns, 0, METAROCE_ACK_HOLD_MAX_NS);
+
 static struct attribute *metaroce_dev_attrs[] = {
 	&dev_attr_metaroce_abi_version.attr,
 	&dev_attr_default_transport.attr,
@@ -474,6 +484,7 @@ static struct attribute *metaroce_dev_attrs[] = {
 	&dev_attr_window.attr,
 	&dev_attr_cc_loss_gate.attr,
 	&dev_attr_cc_delay_target_ns.attr,
+	&dev_attr_ack_hold_ns.attr,
 	NULL
 };
 
@@ -535,6 +546,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	mdev->initial_rtt_ns = cfg.initial_rtt_ns;
 	mdev->window = METAROCE_WINDOW_DEFAULT;
 	mdev->cc_delay_target_ns = METAROCE_CC_DELAY_TARGET_NS;
+	mdev->ack_hold_ns = METAROCE_ACK_HOLD_NS;
 
 	ib_dev->node_type = RDMA_NODE_IB_CA;
 	ib_dev->phys_port_cnt = 1;

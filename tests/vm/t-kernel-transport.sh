@@ -30,9 +30,13 @@
 #     (cc_loss_gate, MR-CC-007), which the QPs must get with its target;
 #   - cc_loss_gate and cc_delay_target_ns refuse what they do not accept
 #     with EINVAL and keep their values;
+#   - with both devices' ack_hold_ns set, a ping-pong's replies carry the
+#     ACKs of the messages they answer (MR-LOSS-014, MR-WIRE-010): fewer
+#     than half the ACK packets of the same ping-pong without it; values
+#     out of range are refused;
 #   - a module loaded with default_transport=rocev2 gives a new device
 #     the default rocev2.
-# covers: MR-COMPAT-011
+# covers: MR-COMPAT-011 MR-LOSS-014 MR-WIRE-010
 set -euo pipefail
 build=$(realpath -e "${1:?usage: $0 BUILD_DIR}")
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
@@ -84,6 +88,40 @@ mr_expect_wire env-over-dev metaroce
 for d in mr0 mr1; do
 	echo metaroce >"/sys/class/infiniband/$d/default_transport" || fail "resetting $d's default"
 done
+
+# MR-LOSS-014: with both devices' ack_hold_ns at 10 ms, a message's final
+# ACK waits for the reply, which carries it (MR-WIRE-010).  Two captured
+# 100-message ping-pongs of 64 bytes, without and with the hold: the
+# second must show data packets with the ACK flag (byte 2, 0x10) and
+# fewer than half the first's ACK packets (opcode, byte 1, 0x10).  A
+# reply later than the hold still gets its ACK alone.
+step "ACK on the reply: ack_hold_ns"
+ack_frames() { mr_packets "$1" 'udp port 4793 and udp[9] = 0x10'; }
+carried_frames() { mr_packets "$1" 'udp port 4793 and udp[9] < 0x10 and udp[10] & 0x10 != 0'; }
+short_pingpong() {
+	mr_peer "$1" tcp:18515 ibv_rc_pingpong -d @DEV@ -g "$gid" -n 100 -s 64 --chk \
+		-- -d @DEV@ -g "$gid" -n 100 -s 64 --chk "$server"
+	grep -q 'bytes in' "cli-$1.txt" || fail "$1: no result"
+}
+[ "$(cat /sys/class/infiniband/mr0/ack_hold_ns)" = 0 ] || fail "ack_hold_ns is not 0 at creation"
+mr_capture no-hold short_pingpong no-hold
+for d in mr0 mr1; do
+	echo 10000000 >/sys/class/infiniband/$d/ack_hold_ns || fail "setting $d's ack_hold_ns"
+done
+mr_capture hold short_pingpong hold
+for d in mr0 mr1; do
+	echo 0 >/sys/class/infiniband/$d/ack_hold_ns || fail "clearing $d's ack_hold_ns"
+done
+acks0=$(ack_frames no-hold) acks1=$(ack_frames hold)
+carried0=$(carried_frames no-hold) carried1=$(carried_frames hold)
+echo "ack hold: $acks0 ACKs and $carried0 carried without, $acks1 ACKs and $carried1 carried with" |
+	tee -a "$RESULTS/results.txt"
+[ "$carried1" -gt 0 ] || fail "ack hold: no reply carried an ACK"
+[ $((2 * acks1)) -lt "$acks0" ] || fail "ack hold: $acks1 ACKs with the hold, $acks0 without"
+for v in -1 10000001 1ms; do
+	mr_expect_error "Invalid argument" bash -c "echo '$v' >/sys/class/infiniband/mr0/ack_hold_ns"
+done
+[ "$(cat /sys/class/infiniband/mr0/ack_hold_ns)" = 0 ] || fail "a refused value changed mr0's ack_hold_ns"
 
 # dv TAG ARGS...: tests/progs/metaroce_dv_test ARGS in mra (its output in
 # dv-TAG.txt); it is linked with the build tree's libmetaroce.so.1.
