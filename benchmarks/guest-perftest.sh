@@ -23,7 +23,9 @@
 #   of the module's default, to weigh the window within one run; with the
 #   suffix gM (mr1g8, mr2w128g8, ...) both devices' loss gate is on (sysfs
 #   cc_loss_gate, MR-CC-007) with a delay target of M ms (sysfs
-#   cc_delay_target_ns).
+#   cc_delay_target_ns); with the suffix hN (mr1h300, ...) both devices
+#   hold a message's final ACK up to N us for a reply to carry it (sysfs
+#   ack_hold_ns, MR-LOSS-014).
 # Conditions, put on every plane of both guests with netem (see cond_netem):
 #   0, a number P (loss P%), burst (Gilbert-Elliott loss, ~1% in bursts of 4
 #   on average) and reorder (1 ms delay for 3 packets of 4, the rest sent at
@@ -207,30 +209,33 @@ client() {
 	return "$rc"
 }
 
-# The window, loss gate and delay target of mr0 for a run: the side's, or
-# the module's defaults (read at start).
+# The window, loss gate, delay target and ACK hold of mr0 for a run: the
+# side's, or the module's defaults (read at start).
 mr0_attr=/sys/class/infiniband/mr0
 read -r default_window <$mr0_attr/window
 read -r default_gate <$mr0_attr/cc_loss_gate
 read -r default_target <$mr0_attr/cc_delay_target_ns
+read -r default_hold <$mr0_attr/ack_hold_ns
 set_attr() {
 	echo "$2" >"$mr0_attr/$1" || fail "setting mr0's $1 to $2"
 }
 
 run() {
 	local r=$1 cond=$2 side=$3 prog=$4 dev=mr0 v window=$default_window base=$3
-	local gate=$default_gate target=$default_target
+	local gate=$default_gate target=$default_target hold=$default_hold
 	local -a args env=()
 	port=$((port + 1))
 	# The pattern of benchmarks/bench_sides.py, which the reports use.
-	if [[ $side =~ ^(mr[12])(w([0-9]+))?(g([0-9]+))?$ ]]; then
+	if [[ $side =~ ^(mr[12])(w([0-9]+))?(g([0-9]+))?(h([0-9]+))?$ ]]; then
 		base=${BASH_REMATCH[1]}
 		[ -z "${BASH_REMATCH[2]}" ] || window=${BASH_REMATCH[3]}
 		[ -z "${BASH_REMATCH[4]}" ] || gate=1 target=$((BASH_REMATCH[5] * 1000000))
+		[ -z "${BASH_REMATCH[6]}" ] || hold=$((BASH_REMATCH[7] * 1000))
 	fi
 	set_attr window "$window"
 	set_attr cc_loss_gate "$gate"
 	set_attr cc_delay_target_ns "$target"
+	set_attr ack_hold_ns "$hold"
 	case $base in
 	mr2) set_mr_planes 2 ;;
 	mr1) set_mr_planes 1 ;;
@@ -279,6 +284,7 @@ set_cond 0
 set_attr window "$default_window"
 set_attr cc_loss_gate "$default_gate"
 set_attr cc_delay_target_ns "$default_target"
+set_attr ack_hold_ns "$default_hold"
 
 # ------------------------------------------------------------ plane failure
 # sample FILE: mr0's per-plane tx counters every ~100 ms until ./stop-sampling
