@@ -613,6 +613,7 @@ void mrc_ack_cleared(struct mrc_conn *c)
 	int plain = !c->in_error && c->ack_syndrome == MR_ACK_OK;
 
 	c->ack_unacked = 0;
+	c->ack_held = 0;
 	c->last_ack_plain = plain;
 	if (c->ack_repeat && plain) {
 		/* the same cumulative ACK once more, without one-shot flags */

@@ -568,6 +568,15 @@ static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 	c->last_send_path = path;
 	if (!was_lost)
 		c->tlp_out = 0;		/* a new tail (MR-LOSS-010) */
+	/*
+	 * New data within the hold of the peer's latest complete message:
+	 * we answer its messages, so the next one's final ACK may wait for
+	 * our answer (MR-LOSS-014), as Linux TCP's delayed ACK enters its
+	 * ping-pong mode.
+	 */
+	if (!was_lost && c->tail_rx_ns &&
+	    now + 1 - c->tail_rx_ns <= c->cfg.final_ack_hold_ns)
+		c->replying = 1;
 	p->st.tx_data++;
 	c->st.tx_data++;
 	if (!carry)
@@ -1178,9 +1187,9 @@ static void mrc_sack_gap(struct mrc_conn *c, const u8 *b, u32 cum, u32 n)
 }
 
 /*
- * Whether the acknowledgement extension at e (MR-WIRE-005) of a packet of
- * len bytes from its start may be applied; -EPROTO / -ERANGE, counted, if
- * not.  ranges_len: the bytes of SACK ranges that follow it.
+ * Whether the acknowledgement extension at e (MR-WIRE-005), followed by
+ * ranges_len bytes of SACK ranges, may be applied; -EPROTO / -ERANGE,
+ * counted, if not.
  */
 static int mrc_ack_ext_check(struct mrc_conn *c, const u8 *e,
 			     size_t ranges_len)
@@ -1407,15 +1416,16 @@ static struct mrc_rwqe *mrc_match_recv(struct mrc_conn *c, u8 op, u32 ssn,
 
 /*
  * MR-LOSS-014: the ACK of a message's last packet may wait for a data
- * packet of ours to carry it, when the connection is configured to and
- * the peer takes carried ACKs, unless it has more to say than "all
- * arrived": the packet was a retransmission (a loss is being repaired) or
- * CE-marked, or the ACK owed is a NAK or reports a duplicate.
+ * packet of ours to carry it, when the connection is configured to, the
+ * peer takes carried ACKs and we have been answering its messages, unless
+ * the ACK has more to say than "all arrived": the packet was a
+ * retransmission (a loss is being repaired) or CE-marked, or the ACK owed
+ * is a NAK or reports a duplicate.
  */
 static int mrc_final_ack_may_wait(const struct mrc_conn *c, u8 flags, int ce)
 {
-	return c->cfg.final_ack_hold_ns && c->peer_ack_trailer && !ce &&
-	       !(flags & MR_FLAG_RETX) && (!c->ack_pending || !c->ack_now) &&
+	return c->cfg.final_ack_hold_ns && c->peer_ack_trailer &&
+	       c->replying && !ce && !(flags & MR_FLAG_RETX) &&
 	       c->ack_syndrome == MR_ACK_OK &&
 	       !(c->ack_flags & MR_ACK_F_DSACK);
 }
@@ -1432,6 +1442,7 @@ static void mrc_hold_final_ack(struct mrc_conn *c, unsigned int path, u64 now)
 	if (!c->ack_pending || c->ack_deadline_ns > until)
 		c->ack_deadline_ns = until;
 	c->ack_pending = 1;
+	c->ack_held = 1;
 	c->ack_path = path;
 	c->ack_unacked++;
 }
@@ -1576,14 +1587,16 @@ write:
 	if (w)
 		mrc_complete_sends(c);
 	/* The requester's tail is complete here: MR-LOSS-012, MR-LOSS-014. */
-	if (c->rx_tail_ackreq && c->rcv_nxt == c->rcv_high &&
-	    mrc_final_ack_may_wait(c, flags, ce))
-		mrc_hold_final_ack(c, path, now);
-	else if (c->rx_tail_ackreq && c->rcv_nxt == c->rcv_high)
-		mrc_schedule_final_ack(c, path, now);
-	else
+	if (c->rx_tail_ackreq && c->rcv_nxt == c->rcv_high) {
+		c->tail_rx_ns = now + 1;
+		if (mrc_final_ack_may_wait(c, flags, ce))
+			mrc_hold_final_ack(c, path, now);
+		else
+			mrc_schedule_final_ack(c, path, now);
+	} else {
 		mrc_schedule_ack(c, path, d != 0 || c->rcv_nxt != c->rcv_high ||
 				 (flags & MR_FLAG_ACK_REQ) || ce, now);
+	}
 	return 0;
 }
 
@@ -1939,8 +1952,12 @@ void mrc_mr_timeout(struct mrc_conn *c, u64 now)
 {
 	u32 i;
 
-	if (c->ack_pending && c->ack_deadline_ns <= now)
+	if (c->ack_pending && c->ack_deadline_ns <= now) {
 		c->ack_now = 1;
+		/* no answer came within the hold: stop waiting for one */
+		if (c->ack_held)
+			c->replying = 0;
+	}
 	if (c->in_error)
 		return;
 	if (mrc_give_up_deadline(c) <= now) {

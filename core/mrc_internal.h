@@ -309,6 +309,9 @@ struct mrc_conn {
 	u8 ack_repeat;		/* send the pending ACK twice (MR-LOSS-012) */
 	u8 last_ack_plain;	/* the last ACK sent was no NAK */
 	u8 peer_ack_trailer;	/* the peer takes carried ACKs (MR-WIRE-010) */
+	u8 ack_held;		/* the pending ACK waits for a reply (MR-LOSS-014) */
+	u8 replying;		/* our data follows the peer's messages */
+	u64 tail_rx_ns;		/* arrival + 1 of the latest complete tail */
 	u32 ack_unacked;	/* packets since the last ACK */
 	u32 ack_ts_echo;
 	u32 ack_nak_psn;
