@@ -54,9 +54,13 @@
  * How long the ACK of a message's last packet waits for a reply to carry
  * it (the core's final_ack_hold_ns, MR-LOSS-014): the default of sysfs
  * ack_hold_ns, and its bound.  The peer's timers allow for the hold as
- * max_ack_delay, so it is also what a lost tail waits longer.
+ * max_ack_delay, so it is also what a lost tail waits longer.  500 us
+ * covers an application's answer in the emulated testbed (150-300 us
+ * typically) and costs a lost tail's probe a fraction of a loaded round
+ * trip there; on a fabric whose round trips are microseconds a smaller
+ * hold loses nothing (docs/results/perftest-vs-rxe.md).
  */
-#define METAROCE_ACK_HOLD_NS		0ull
+#define METAROCE_ACK_HOLD_NS		(500 * NSEC_PER_USEC)
 #define METAROCE_ACK_HOLD_MAX_NS	(10 * NSEC_PER_MSEC)
 
 /* Bounds of the sysfs attribute initial_rtt_ns: 1 us .. 10 s. */

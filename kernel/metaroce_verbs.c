@@ -469,9 +469,10 @@ METAROCE_DEV_ATTR_NUM(cc_delay_target_ns, METAROCE_CC_DELAY_TARGET_MIN_NS,
 
 /*
  * /sys/class/infiniband/<dev>/ack_hold_ns: how long the MetaRoCE-mode QPs
- * connected from now on let the ACK of a message's last packet wait for
- * a data packet of theirs to carry it (MR-LOSS-014, MR-WIRE-010): a
- * request answered within it costs one packet each way instead of two.
+ * connected from now on, once they answer their peer's messages, let the
+ * ACK of a message's last packet wait for a data packet of theirs to
+ * carry it (MR-LOSS-014, MR-WIRE-010): a request answered within it costs
+ * one packet each way instead of two.
  * 0 sends the ACK at once.  The QPs also wait that much longer for the
  * peer's ACKs before probing a tail, so set both ends alike.
  */

@@ -8,7 +8,8 @@ PCAP is a tcpdump capture (Ethernet, IPv4) taken at ADDR's own interface,
 so it shows ADDR's packets as they leave and its peer's as they arrive: the
 requester's view.  For ADDR's SEND and WRITE data packets (UDP 4793; other requests, such
 as a READ's, are not counted: the test sends SENDs)
-and its peer's ACKs to it (cum_psn, MR-WIRE-005), prints
+and its peer's ACKs to it (cum_psn, MR-WIRE-005; also those its data packets
+carry, MR-WIRE-010), prints
 
     ADDR: N data packets, max outstanding M
 
@@ -24,7 +25,18 @@ import sys
 from pcap_frames import MR_UDP_PORT, frames, ipv4_udp
 
 OPC_SEND, OPC_WRITE, OPC_ACK = 0x01, 0x02, 0x10
+FLAG_ACK = 0x10			# a data packet carries an ACK before its CRC
+ACK_TRAILER_LEN, CRC_LEN = 20, 4
 PSN_MASK = (1 << 24) - 1
+
+
+def acked_cum(mr):
+    """cum_psn of the ACK a packet is or carries, or None."""
+    if mr[1] == OPC_ACK and len(mr) >= 20:
+        return struct.unpack_from(">I", mr, 16)[0] & PSN_MASK
+    if mr[1] < OPC_ACK and mr[2] & FLAG_ACK and len(mr) >= 16 + ACK_TRAILER_LEN + CRC_LEN:
+        return struct.unpack_from(">I", mr, len(mr) - CRC_LEN - ACK_TRAILER_LEN)[0] & PSN_MASK
+    return None
 
 
 def metaroce_packets(path):
@@ -73,8 +85,8 @@ def main():
                 first = highest = psn
             highest = max(highest, psn)
             max_out = max(max_out, highest + 1 - (cum if cum is not None else first))
-        elif dst == addr and opcode == OPC_ACK and len(mr) >= 20 and highest is not None:
-            ack = unwrap(struct.unpack_from(">I", mr, 16)[0] & PSN_MASK)
+        elif dst == addr and highest is not None and acked_cum(mr) is not None:
+            ack = unwrap(acked_cum(mr))
             cum = ack if cum is None else max(cum, ack)
     print("%s: %d data packets, max outstanding %d" % (addr, sent, max_out))
     if not sent:
