@@ -66,9 +66,8 @@ static int mrc_config_valid(const struct mrc_config *cfg)
 		return 0;
 	if (cfg->max_rd_atomic > MRC_MAX_RD_ATOMIC)
 		return 0;
-	/* the peer waits max_ack_delay for an ACK; RoCEv2 carries none */
-	if (cfg->final_ack_hold_ns > cfg->max_ack_delay_ns ||
-	    (cfg->final_ack_hold_ns && cfg->mode != MRC_MODE_METAROCE))
+	/* RoCEv2 has no ACK for a reply to carry */
+	if (cfg->final_ack_hold_ns && cfg->mode != MRC_MODE_METAROCE)
 		return 0;
 	if ((cfg->cc_flags & (MRC_CC_DELAY | MRC_CC_LOSS_GATE)) &&
 	    !cfg->target_delay_ns)

@@ -159,6 +159,17 @@ static const struct mrc_path *mrc_rtt_of(const struct mrc_conn *c,
 	return r;
 }
 
+/*
+ * How long the peer may hold an ACK: its delayed-ACK bound, or the final
+ * ACK's hold for a reply when that is longer (MR-LOSS-014).  Both ends are
+ * configured alike; the timers that wait for ACKs allow for it.
+ */
+static u64 mrc_peer_ack_delay(const struct mrc_conn *c)
+{
+	return c->cfg.final_ack_hold_ns > c->cfg.max_ack_delay_ns ?
+	       c->cfg.final_ack_hold_ns : c->cfg.max_ack_delay_ns;
+}
+
 /* RFC 9002 PTO without backoff (MR-LOSS-006). */
 static u64 mrc_pto_base(const struct mrc_conn *c, const struct mrc_path *p)
 {
@@ -167,7 +178,7 @@ static u64 mrc_pto_base(const struct mrc_conn *c, const struct mrc_path *p)
 
 	if (var < c->cfg.granularity_ns)
 		var = c->cfg.granularity_ns;
-	return r->srtt_ns + var + c->cfg.max_ack_delay_ns;
+	return r->srtt_ns + var + mrc_peer_ack_delay(c);
 }
 
 /* The PTO, doubled per consecutive expiry (MR-LOSS-006). */
@@ -1225,8 +1236,8 @@ static void mrc_apply_ack(struct mrc_conn *c, const u8 *b, unsigned int path,
 	u32 echo_ts = mrc_get_be32(b + 20);
 	u64 delay = (u64)mrc_get_be32(b + 24) << MRC_TS_SHIFT;
 
-	if (delay > c->cfg.max_ack_delay_ns)
-		delay = c->cfg.max_ack_delay_ns;
+	if (delay > mrc_peer_ack_delay(c))
+		delay = mrc_peer_ack_delay(c);
 	if (n) {
 		c->st.sacks_received++;
 		c->path[path].st.sacks_received++;
@@ -1731,8 +1742,9 @@ static u64 mrc_tlp_srtt(const struct mrc_conn *c)
 
 /*
  * Tail loss probe (MR-LOSS-010, RFC 8985 TLP / RFC 9002 PTO probe): when
- * everything posted has been sent and nothing is known lost, 2 srtt +
- * max_ack_delay after the latest transmission the newest packet in flight
+ * everything posted has been sent and nothing is known lost, 2 srtt + the
+ * peer's ACK delay (mrc_peer_ack_delay()) after the latest transmission
+ * the newest packet in flight
  * is retransmitted on another path, without waiting for the path PTO and
  * without a window reduction.  One probe per tail until an ACK.  Each
  * probe the peer reports as a duplicate adds srtt / 2 to the wait, up to
@@ -1752,7 +1764,7 @@ static u64 mrc_tlp_deadline(const struct mrc_conn *c)
 		return MRC_U64_MAX;
 	srtt = mrc_tlp_srtt(c);
 	return c->last_send_ns + 2 * srtt + srtt / 2 * c->tlp_mult +
-	       c->cfg.max_ack_delay_ns;
+	       mrc_peer_ack_delay(c);
 }
 
 static void mrc_tlp_fire(struct mrc_conn *c, u64 now)

@@ -283,10 +283,8 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 			cfg->target_delay_ns =
 				READ_ONCE(qp->mdev->cc_delay_target_ns);
 		cfg->window = READ_ONCE(qp->mdev->window);
-		/* the peer's QPs, set alike, allow for the hold (MR-LOSS-014) */
+		/* the peer's QPs, set alike, allow for it (MR-LOSS-014) */
 		cfg->final_ack_hold_ns = READ_ONCE(qp->mdev->ack_hold_ns);
-		if (cfg->max_ack_delay_ns < cfg->final_ack_hold_ns)
-			cfg->max_ack_delay_ns = cfg->final_ack_hold_ns;
 	}
 	cfg->initial_rtt_ns = READ_ONCE(qp->mdev->initial_rtt_ns);
 	if (!rts)

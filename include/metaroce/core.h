@@ -174,9 +174,11 @@ struct mrc_config {
 	uint32_t reserved1;	/* must be 0 */
 	/*
 	 * MR-LOSS-014: how long the ACK of a message's last packet may wait
-	 * for a data packet of ours to carry it (MR-WIRE-010), when the peer
-	 * takes carried ACKs; 0 sends it at once.  At most max_ack_delay_ns,
-	 * which the peer's timers must allow for: set both ends alike.
+	 * for a data packet of ours to carry it (MR-WIRE-010), while we answer
+	 * the peer's messages and it takes carried ACKs; 0 sends it at once.
+	 * The timers that wait for the peer's ACKs allow the larger of it and
+	 * max_ack_delay_ns (which still bounds every other delayed ACK): set
+	 * both ends alike.  MetaRoCE mode only.
 	 */
 	uint64_t final_ack_hold_ns;
 };

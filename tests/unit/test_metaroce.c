@@ -898,7 +898,6 @@ static struct fx *held_ack_pair(struct mrc_config *cfg, struct pkt *d,
 	struct fx *f;
 	struct pkt p;
 
-	cfg->max_ack_delay_ns = 200000;
 	cfg->final_ack_hold_ns = 200000;
 	f = pair_new(cfg);
 	add_msg(&f->a, MRC_OP_RDMA_WRITE, 100);
@@ -921,6 +920,9 @@ static struct fx *held_ack_pair(struct mrc_config *cfg, struct pkt *d,
 	add_msg(&f->a, MRC_OP_RDMA_WRITE, 100);
 	fx_post(f, &f->a);
 	*d = take(f, &f->a);
+	/* a's tail probe allows b the hold, not only its delayed-ACK bound */
+	assert_true(mrc_next_deadline(f->a.conn) >
+		    f->now + cfg->final_ack_hold_ns);
 	f->now += 1000;
 	assert_int_equal(give(f, &f->b, d), 0);
 	f->now += 50000;
