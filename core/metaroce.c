@@ -481,8 +481,34 @@ static void mrc_put_hdr(struct mrc_conn *c, u8 *b, u8 opcode, u8 flags,
 	mrc_put_be32(b + 12, mrc_ts(now));
 }
 
-static void mrc_put_ack_ext(struct mrc_conn *c, u8 *e, u64 now);
-static int mrc_ack_carriable(const struct mrc_conn *c);
+/* The pending ACK's extension (MR-WIRE-005) at e, without ranges. */
+static void mrc_put_ack_ext(struct mrc_conn *c, u8 *e, u64 now)
+{
+	mrc_put_be32(e, c->rcv_nxt);
+	mrc_put_be32(e + 4, c->ack_ts_echo);
+	mrc_put_be32(e + 8, now > c->ack_rx_ns ?
+		     (u32)((now - c->ack_rx_ns) >> MRC_TS_SHIFT) : 0);
+	mrc_put_be32(e + 12, c->ack_nak_psn);
+	e[16] = c->ack_echo_path;
+	e[17] = c->ack_syndrome;
+	e[18] = 0;
+	/* nak_psn belongs to the syndrome then, not to a D-SACK. */
+	if (c->ack_syndrome != MR_ACK_OK)
+		c->ack_flags &= ~MR_ACK_F_DSACK;
+	e[19] = c->ack_flags;
+}
+
+/*
+ * The pending ACK can ride on a data packet (MR-WIRE-010): the peer takes
+ * carried ACKs, and it is a plain cumulative one, no NAK, no D-SACK and no
+ * SACK range to report.  Whatever else it has to say leaves on its own.
+ */
+static int mrc_ack_carriable(const struct mrc_conn *c)
+{
+	return c->ack_pending && c->peer_ack_trailer && !c->in_error &&
+	       c->ack_syndrome == MR_ACK_OK &&
+	       !(c->ack_flags & MR_ACK_F_DSACK) && c->rcv_nxt == c->rcv_high;
+}
 
 static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
 			  u32 path, u64 now)
@@ -637,35 +663,6 @@ static u32 mrc_ack_route(const struct mrc_conn *c)
 			best = i;
 	}
 	return best < 0 ? c->ack_path : (u32)best;
-}
-
-/* The pending ACK's extension (MR-WIRE-005) at e, without ranges. */
-static void mrc_put_ack_ext(struct mrc_conn *c, u8 *e, u64 now)
-{
-	mrc_put_be32(e, c->rcv_nxt);
-	mrc_put_be32(e + 4, c->ack_ts_echo);
-	mrc_put_be32(e + 8, now > c->ack_rx_ns ?
-		     (u32)((now - c->ack_rx_ns) >> MRC_TS_SHIFT) : 0);
-	mrc_put_be32(e + 12, c->ack_nak_psn);
-	e[16] = c->ack_echo_path;
-	e[17] = c->ack_syndrome;
-	e[18] = 0;
-	/* nak_psn belongs to the syndrome then, not to a D-SACK. */
-	if (c->ack_syndrome != MR_ACK_OK)
-		c->ack_flags &= ~MR_ACK_F_DSACK;
-	e[19] = c->ack_flags;
-}
-
-/*
- * The pending ACK can ride on a data packet (MR-WIRE-010): the peer takes
- * carried ACKs, and it is a plain cumulative one, no NAK, no D-SACK and no
- * SACK range to report.  Whatever else it has to say leaves on its own.
- */
-static int mrc_ack_carriable(const struct mrc_conn *c)
-{
-	return c->ack_pending && c->peer_ack_trailer && !c->in_error &&
-	       c->ack_syndrome == MR_ACK_OK &&
-	       !(c->ack_flags & MR_ACK_F_DSACK) && c->rcv_nxt == c->rcv_high;
 }
 
 static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
