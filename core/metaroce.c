@@ -498,6 +498,13 @@ static void mrc_put_ack_ext(struct mrc_conn *c, u8 *e, u64 now)
 	e[19] = c->ack_flags;
 }
 
+/* The ACK owed is neither a NAK nor a report of a duplicate (D-SACK). */
+static int mrc_owed_ack_plain(const struct mrc_conn *c)
+{
+	return c->ack_syndrome == MR_ACK_OK &&
+	       !(c->ack_flags & MR_ACK_F_DSACK);
+}
+
 /*
  * The pending ACK can ride on a data packet (MR-WIRE-010): the peer takes
  * carried ACKs, and it is a plain cumulative one, no NAK, no D-SACK and no
@@ -506,8 +513,7 @@ static void mrc_put_ack_ext(struct mrc_conn *c, u8 *e, u64 now)
 static int mrc_ack_carriable(const struct mrc_conn *c)
 {
 	return c->ack_pending && c->peer_ack_trailer && !c->in_error &&
-	       c->ack_syndrome == MR_ACK_OK &&
-	       !(c->ack_flags & MR_ACK_F_DSACK) && c->rcv_nxt == c->rcv_high;
+	       mrc_owed_ack_plain(c) && c->rcv_nxt == c->rcv_high;
 }
 
 static int mrc_build_data(struct mrc_conn *c, u8 *b, size_t cap, u32 psn,
@@ -1434,8 +1440,7 @@ static int mrc_final_ack_may_wait(const struct mrc_conn *c, u8 flags, int ce)
 {
 	return c->cfg.final_ack_hold_ns && c->peer_ack_trailer &&
 	       c->replying && !ce && !(flags & MR_FLAG_RETX) &&
-	       c->ack_syndrome == MR_ACK_OK &&
-	       !(c->ack_flags & MR_ACK_F_DSACK);
+	       mrc_owed_ack_plain(c);
 }
 
 /*
