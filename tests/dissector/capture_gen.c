@@ -165,6 +165,21 @@ static void tap(struct fx *f, const struct fx_ep *src, const uint8_t *p,
 	}
 }
 
+/*
+ * Run f, set up by the caller, to the end with every packet captured
+ * (mode_name set); 0 if the transfer verified and every packet matched
+ * its sender.
+ */
+static int capture_run(struct fx *f, const char *what)
+{
+	f->tap = tap;
+	if (fx_run(f, 10000000000ull) || fx_verify(f)) {
+		fprintf(stderr, "capture_gen: %s failed\n", what);
+		return -1;
+	}
+	return tap_failures ? -1 : 0;
+}
+
 static int run(uint32_t mode, unsigned int paths, uint64_t seed)
 {
 	static struct fx f;
@@ -178,13 +193,9 @@ static int run(uint32_t mode, unsigned int paths, uint64_t seed)
 	cfg.mtu = FX_MTU;
 	cfg.num_paths = paths;
 	fx_init(&f, &cfg, &net, seed, 40, 40);
-	f.tap = tap;
 	mode_name = mode == MRC_MODE_ROCEV2 ? "rocev2" : "metaroce";
-	if (fx_run(&f, 10000000000ull) || fx_verify(&f)) {
-		fprintf(stderr, "capture_gen: %s transfer failed\n", mode_name);
-		return -1;
-	}
-	return tap_failures ? -1 : 0;
+	return capture_run(&f, mode == MRC_MODE_ROCEV2 ? "rocev2 transfer" :
+			   "metaroce transfer");
 }
 
 /*
@@ -202,10 +213,8 @@ static int run_pingpong(uint64_t seed)
 
 	mrc_config_default(&cfg, MRC_MODE_METAROCE);
 	cfg.mtu = FX_MTU;
-	cfg.max_ack_delay_ns = 50000;
 	cfg.final_ack_hold_ns = 50000;
 	fx_init(&f, &cfg, &net, seed, 0, 0);
-	f.tap = tap;
 	f.a.pingpong = FX_PING;
 	f.b.pingpong = FX_PONG;
 	for (i = 0; i < 20; i++) {
@@ -215,11 +224,7 @@ static int run_pingpong(uint64_t seed)
 		f.b.msgs[f.b.nmsgs++].len = 1 + i * 61 % FX_MTU;
 	}
 	mode_name = "metaroce";
-	if (fx_run(&f, 10000000000ull) || fx_verify(&f)) {
-		fprintf(stderr, "capture_gen: ping-pong failed\n");
-		return -1;
-	}
-	return tap_failures ? -1 : 0;
+	return capture_run(&f, "ping-pong");
 }
 
 static void recrc(uint8_t *p, unsigned int len)
