@@ -6,6 +6,7 @@
 # (scripts/demo.sh) run
 #   guest-perftest.sh BUILD_DIR [--rounds N] [--sides LIST] [--conds LIST]
 #                     [--progs LIST] [--bw-iters N] [--iters N] [--planefail]
+#                     [--perf]
 # (LISTs comma-separated).  Sides, the transports compared:
 #   mr2  MetaRoCE, mr0 over eth0 and eth1 (planes 0 and 1; needs --planes 2)
 #   mr1  MetaRoCE, mr0 over eth0 only (plane 1 removed): the same one link as
@@ -50,6 +51,13 @@
 # $RESULTS/planefail-VARIANT.txt ("EPOCHREALTIME plane0 plane1" lines, and
 # "# cut T" / "# restore T" / "# start T" / "# end T" marks) and the exit
 # status of both programs into planefail-VARIANT.rc.
+#
+# --perf: each guest samples itself whole (perf record -a -g, 499 Hz) while
+# a program runs and writes the profile, read in the guest against its own
+# kernel's symbols, to $RESULTS/perf-ROUND-COND-SIDE-PROG.txt (guest 0 the
+# server, guest 1 the client), and who called its hottest symbols to
+# perf-...-callers.txt: where a side's CPU time goes.  Sampling
+# slows the guests, so the numbers of such a run are not for comparison.
 set -euo pipefail
 build=$(realpath -e "${1:?usage: $0 BUILD_DIR [--rounds N] [--sides ...] [--conds ...] [--progs ...]}")
 shift
@@ -60,6 +68,7 @@ progs=ib_write_bw,ib_send_bw,ib_read_bw,ib_send_lat
 bw_iters=100
 iters=300
 planefail=
+perf=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=$2; shift 2 ;;
@@ -69,6 +78,7 @@ while [ $# -gt 0 ]; do
 	--bw-iters) bw_iters=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
 	--planefail) planefail=1; shift ;;
+	--perf) perf=1; shift ;;
 	*) echo "FAIL: unknown argument $1"; exit 1 ;;
 	esac
 done
@@ -78,6 +88,8 @@ IFS=, read -r -a progs <<<"$progs"
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
 
 [ "$GUEST_COUNT" = 2 ] || fail "run with --guests 2"
+[ -z "$perf" ] || command -v perf >/dev/null ||
+	fail "perf not found (scripts/install-deps.sh installs linux-perf)"
 tool=$build/tools/metaroce-plane
 vm_load_module "$(mr_ko "$build")" || fail "loading rdma_metaroce"
 vm_install_provider "$build" || fail "installing the provider"
@@ -220,6 +232,41 @@ set_attr() {
 	echo "$2" >"$mr0_attr/$1" || fail "setting mr0's $1 to $2"
 }
 
+# perf_start TAG / perf_stop: the --perf profile of one run (see above).
+perf_pid=
+perf_start() {
+	[ -n "$perf" ] || return 0
+	perf_tag=$1
+	rm -f /tmp/perf.ctl /tmp/perf.ack
+	mkfifo /tmp/perf.ctl /tmp/perf.ack
+	# Disabled until told: perf takes seconds to start in a TCG guest, and
+	# a program started beside its start-up runs unsampled and fails
+	# perftest's clock calibration (BW 0.00).  The "ack" of "enable"
+	# says it samples.
+	perf record -q -a -g -e cpu-clock -F 499 -D -1 \
+		--control fifo:/tmp/perf.ctl,/tmp/perf.ack \
+		-o "/tmp/perf-$perf_tag.data" >/dev/null 2>&1 &
+	perf_pid=$!
+	exec {perf_ctl}>/tmp/perf.ctl {perf_ack}</tmp/perf.ack
+	echo enable >&"$perf_ctl"
+	read -r -t 120 -u "$perf_ack" _ || fail "perf record did not start"
+}
+perf_stop() {
+	[ -n "$perf_pid" ] || return 0
+	kill -INT "$perf_pid" 2>/dev/null || :
+	wait "$perf_pid" || :
+	exec {perf_ctl}>&- {perf_ack}<&-
+	perf_pid=
+	perf report -q -i "/tmp/perf-$perf_tag.data" --stdio --no-children \
+		--sort dso,sym -g none --percent-limit 0.3 \
+		>"$RESULTS/perf-$perf_tag.txt" 2>&1 || echo "perf report failed for $perf_tag"
+	# ... and who called the symbols above 1.5%.
+	perf report -q -i "/tmp/perf-$perf_tag.data" --stdio --no-children \
+		--sort sym -g caller,0.5,callee,function,percent --percent-limit 1.5 \
+		>"$RESULTS/perf-$perf_tag-callers.txt" 2>&1 || :
+	rm -f "/tmp/perf-$perf_tag.data"
+}
+
 run() {
 	local r=$1 cond=$2 side=$3 prog=$4 dev=mr0 v window=$default_window base=$3
 	local gate=$default_gate target=$default_target hold=$default_hold
@@ -245,6 +292,7 @@ run() {
 	*) fail "unknown side $side" ;;
 	esac
 	read -r -a args <<<"$(prog_args "$prog" "$dev" "$port")"
+	perf_start "$r-$cond-$side-$prog"
 	vm_barrier "r$r-$cond-$side-$prog" 300 || fail "barrier"
 	[ "$dev" = mr0 ] && counters "$r $cond $side $prog before"
 	if [ "$GUEST_INDEX" = 0 ]; then
@@ -261,6 +309,7 @@ run() {
 		tail -3 cli.txt
 		failed=1
 	fi
+	perf_stop
 	[ "$dev" = mr0 ] && counters "$r $cond $side $prog after"
 	return 0
 }

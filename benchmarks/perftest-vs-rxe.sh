@@ -10,7 +10,9 @@
 # provider's syscall path, and mr1v2, the module in RoCEv2 mode: see
 # guest-perftest.sh), BW_ITERS (200 messages of 64 KiB), ITERS (500 latency
 # iterations of 64 B), KERNEL (6.1), OUT (a new directory under
-# ${TMPDIR:-/tmp}: where perftest-vs-rxe.csv and .md go).
+# ${TMPDIR:-/tmp}: where perftest-vs-rxe.csv and .md go), PERF (1: profile
+# both guests during every program, guest-perftest.sh --perf; the profiles
+# are in OUT/log/guest*/perf-*.txt).
 #
 # The sides (mr1: MetaRoCE, rxe) run back to back for every program, their
 # order reversed every other round (benchmarks/guest-perftest.sh).  Prints the
@@ -33,7 +35,8 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 rc=0
 "$root/tests/vm/vmtest.sh" --kernel "$kernel" --guests 2 --planes 1 --timeout 3600 --out "$log" -- \
 	"$root/benchmarks/guest-perftest.sh" "$build" --rounds "$rounds" --sides "$sides" \
-	--conds 0 --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" || rc=$?
+	--conds 0 --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" \
+	${PERF:+--perf} || rc=$?
 [ -f "$log/guest1/bench.txt" ] || { echo "perftest-vs-rxe: no results, logs in $log" >&2; exit 1; }
 python3 "$root/benchmarks/perftest_vs_rxe_report.py" "$log/guest1/bench.txt" \
 	--csv "$out/perftest-vs-rxe.csv" --title "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown), kernel $kernel, $rounds rounds, host load $load_start .. $(cut -d' ' -f1-3 /proc/loadavg)" |

@@ -35,6 +35,8 @@ pkgs=(
 	debhelper dh-dkms dh-python dkms dpkg-dev fakeroot lintian man-db
 	# qemu testbed
 	qemu-system-x86 busybox-static cpio xz-utils zstd iproute2 ethtool tcpdump
+	# profiles of the guests in the perftest benchmarks (PERF=1)
+	linux-perf
 	# the Wireshark dissector's tests (tests/dissector, tools/wireshark)
 	tshark
 )
