@@ -651,11 +651,18 @@ void metaroce_xmit(struct metaroce_qp *qp, struct sk_buff_head *out)
 				goto err;
 			}
 		} else {
+			/*
+			 * UDP checksum 0 (nocheck), as RoCEv2 and VXLAN send
+			 * over IPv4: the CRC32C already covers every byte the
+			 * transport reads (MR-WIRE-001, MR-WIRE-006).  A
+			 * netdev without checksum offload would otherwise pass
+			 * over each packet once more on either end.
+			 */
 			udp_tunnel_xmit_skb(rt, sock->sk, skb, fl4.saddr,
 					    fl4.daddr, metaroce_tos(qp),
 					    ip4_dst_hoplimit(&rt->dst),
 					    htons(IP_DF), htons(sport),
-					    htons(MR_UDP_PORT), false, false);
+					    htons(MR_UDP_PORT), false, true);
 		}
 		metaroce_count(mdev, METAROCE_CNT_TX_PACKETS);
 		metaroce_plane_count(plane, METAROCE_PCNT_TX_PACKETS);
