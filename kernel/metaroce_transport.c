@@ -667,10 +667,16 @@ void metaroce_conn_close(struct metaroce_qp *qp)
 	metaroce_pull(qp, ktime_get_ns(), METAROCE_RUN_BUDGET);
 }
 
-/* See the top of the file.  qp->lock held. */
-void metaroce_qp_run(struct metaroce_qp *qp)
+/*
+ * See the top of the file.  qp->lock held.  @now is the time of the event
+ * that runs the QP, the one the core was handed for it: a deadline at or
+ * before the time of mrc_handle_timeout() means that only
+ * mrc_next_packet() has work (core.h), and one clock read per event is
+ * enough (in the testbed's guests each is an emulated HPET access).
+ */
+static void metaroce_qp_run_at(struct metaroce_qp *qp, u64 now)
 {
-	u64 now = ktime_get_ns(), deadline;
+	u64 deadline;
 	int budget;
 
 	lockdep_assert_held(&qp->lock);
@@ -729,6 +735,11 @@ failed:
 	 */
 	if (metaroce_pull(qp, now, METAROCE_RUN_BUDGET) != -EIO)
 		metaroce_qp_flush(qp);
+}
+
+void metaroce_qp_run(struct metaroce_qp *qp)
+{
+	metaroce_qp_run_at(qp, ktime_get_ns());
 }
 
 /*
@@ -897,6 +908,7 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 {
 	enum metaroce_counter c;
 	unsigned int path = 0;
+	u64 now;
 	int ret;
 
 	spin_lock_bh(&qp->lock);
@@ -917,12 +929,12 @@ void metaroce_qp_rx(struct metaroce_qp *qp, const void *pkt, size_t len,
 	/* MetaRoCE names the sender's path; answer on the same index. */
 	if (qp->mode == MRC_MODE_METAROCE && len > 3)
 		path = ((const u8 *)pkt)[3] % qp->num_paths;
-	ret = mrc_recv_packet_ex(qp->conn, pkt, len, path, rx_flags,
-				 ktime_get_ns());
+	now = ktime_get_ns();
+	ret = mrc_recv_packet_ex(qp->conn, pkt, len, path, rx_flags, now);
 	if (metaroce_rx_can_wait(qp, pkt, len))
 		metaroce_rx_batch_add(qp);
 	else
-		metaroce_qp_run(qp);
+		metaroce_qp_run_at(qp, now);
 	spin_unlock_bh(&qp->lock);
 
 	switch (ret) {
@@ -953,8 +965,10 @@ enum hrtimer_restart metaroce_qp_timer(struct hrtimer *timer)
 
 	spin_lock_bh(&qp->lock);
 	if (metaroce_qp_active(qp)) {
-		mrc_handle_timeout(qp->conn, ktime_get_ns());
-		metaroce_qp_run(qp);
+		u64 now = ktime_get_ns();
+
+		mrc_handle_timeout(qp->conn, now);
+		metaroce_qp_run_at(qp, now);
 	}
 	spin_unlock_bh(&qp->lock);
 	/* destroy_qp waits for this handler (hrtimer_cancel) before freeing. */
