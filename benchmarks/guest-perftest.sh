@@ -57,7 +57,8 @@
 # kernel's symbols, to $RESULTS/perf-ROUND-COND-SIDE-PROG.txt (guest 0 the
 # server, guest 1 the client), and who called its hottest symbols to
 # perf-...-callers.txt: where a side's CPU time goes.  Sampling
-# slows the guests, so the numbers of such a run are not for comparison.
+# slows the guests, so the numbers of such a run are not for comparison
+# (perftest's clock calibration even fails beside it now and then: BW 0.00).
 set -euo pipefail
 build=$(realpath -e "${1:?usage: $0 BUILD_DIR [--rounds N] [--sides ...] [--conds ...] [--progs ...]}")
 shift
