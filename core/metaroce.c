@@ -424,9 +424,11 @@ void mrc_mr_path_down(struct mrc_conn *c, struct mrc_path *p, u64 now)
  * suspect path (MR-FAIL-001) carries data only when every path that is
  * up is one.  When no path is up, failed (not administratively down)
  * paths are used one packet at a time, which doubles as probing
- * (MR-FAIL-004).
+ * (MR-FAIL-004).  A timer's probe (probe, see mrc_conn.probe_credit)
+ * may go where the window is full.
  */
-static int mrc_pick_path(struct mrc_conn *c, int avoid, u64 lost_sent)
+static int mrc_pick_path(struct mrc_conn *c, int avoid, u64 lost_sent,
+			 int probe)
 {
 	u32 n = c->cfg.num_paths;
 	u32 i, pass;
@@ -445,7 +447,7 @@ static int mrc_pick_path(struct mrc_conn *c, int avoid, u64 lost_sent)
 
 			if (p->state != MRC_PATH_UP || (p->pf && any_clean))
 				continue;
-			if (p->in_flight >= mrc_cwnd_pkts(p))
+			if (p->in_flight >= mrc_cwnd_pkts(p) && !probe)
 				continue;
 			if (pass < 2 && (int)k == avoid && n > 1)
 				continue;
@@ -810,9 +812,11 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 					      MRC_WC_WR_FLUSH_ERR);
 				return 0;
 			}
-			k = mrc_pick_path(c, t->path, t->sent_ns);
+			k = mrc_pick_path(c, t->path, t->sent_ns,
+					  c->probe_credit);
 			if (k < 0)
 				return 0;
+			c->probe_credit = 0;
 			*path = k;
 			return mrc_build_data(c, b, cap, psn, k, now);
 		}
@@ -824,7 +828,7 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 	if (c->sq_pkt == c->sq_tail ||
 	    mrc_psn_diff(c->snd_nxt, c->snd_una) >= c->cfg.window)
 		return 0;
-	k = mrc_pick_path(c, -1, 0);
+	k = mrc_pick_path(c, -1, 0, 0);
 	if (k < 0)
 		return 0;
 	if (mrc_packetize(c, &psn))
@@ -858,6 +862,7 @@ static void mrc_ack_one(struct mrc_conn *c, u32 psn, u32 echo_path,
 	if (!mrc_op_internal(c->sq[t->sq_idx].opcode))
 		c->own_unacked--;
 	c->tlp_out = 0;
+	c->probe_credit = 0;		/* the ACK clock runs again */
 	mrc_progress(c, now);		/* MR-FAIL-007 */
 	/*
 	 * A packet sent more than once, acknowledged by an ACK that its
@@ -1787,6 +1792,7 @@ static void mrc_tlp_fire(struct mrc_conn *c, u64 now)
 			/* a probe, not a loss: not charged (MR-LOSS-009) */
 			mrc_mark_lost(c, t, 0, 0, 0, now);
 			t->tlp = 1;
+			c->probe_credit = 1;
 			c->st.tlp_probes++;
 			return;
 		}
@@ -1955,8 +1961,10 @@ static void mrc_pto_expired(struct mrc_conn *c, struct mrc_path *p, u64 now)
 	p->st.ptos++;
 	p->pto_count++;
 	if (!isolated) {
-		if (oldest)
+		if (oldest) {
 			mrc_mark_lost(c, oldest, 0, 0, 0, now);
+			c->probe_credit = 1;
+		}
 		return;
 	}
 	mrc_path_silent(c, p, 1, now);

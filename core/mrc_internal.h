@@ -260,6 +260,14 @@ struct mrc_conn {
 	u8 tlp_mult;
 	u8 tlp_persist;
 	/*
+	 * A timer (PTO, tail loss probe) asked for a retransmission: the
+	 * next one may go where the window is full (RFC 9002 7.5, probes
+	 * are not blocked by congestion control).  Only an ACK can shrink a
+	 * window that the losses declared after the sends left above cwnd,
+	 * and only a packet sent can bring one.
+	 */
+	u8 probe_credit;
+	/*
 	 * MetaRoCE: waiting only for READ/atomic responses (MR-OPS-007):
 	 * the current wait started here, after rsp_waits silent ones.
 	 */

@@ -390,6 +390,77 @@ static void pto_fires_and_backs_off(void **state)
 }
 
 /*
+ * covers: MR-LOSS-007
+ * One path, a window of 16 (two WRITEs): d0-d3 go out, then d4-d15.  d0 is lost; the
+ * ACKs of d1-d3 declare it lost and halve the window, which leaves the
+ * twelve packets still in flight above cwnd and d0's retransmission
+ * waiting for room.  The peer gets d4-d15 but its ACKs of them are lost,
+ * so no ACK makes room: the PTO (the connection is not silent alone: the
+ * peer heard d1-d3, sent before d4) declares d4 lost as a probe, and the
+ * next packet, d0 again, goes out beyond the window.  Its ACK acknowledges
+ * everything.  (Waiting for room, the requester sent nothing for as many
+ * backed-off PTOs as the window was over, and gave up first.)
+ */
+static void timer_probe_goes_beyond_a_full_window(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f;
+	struct pkt d[16], acks[8], r;
+	unsigned int i, n = 0;
+
+	(void)state;
+	cfg.rto_ns = 1000000000;	/* no give-up here */
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);	/* 8 packets */
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+	post(f);
+	for (i = 0; i < 16; i++) {
+		if (i == 4)
+			f->now = 1000;	/* d4-d15 after the ones the peer hears */
+		d[i] = take(f, &f->a);
+		assert_true(d[i].len > 0);
+	}
+	assert_int_equal(take(f, &f->a).len, 0);
+	f->now = 20000;
+	for (i = 1; i < 4; i++) {	/* d0 is lost */
+		assert_int_equal(give(f, &f->b, &d[i]), 0);
+		while ((r = take(f, &f->b)).len)
+			acks[n++] = r;
+	}
+	assert_true(n > 0);
+	f->now = 40000;
+	for (i = 0; i < n; i++)
+		assert_int_equal(give(f, &f->a, &acks[i]), 0);
+	assert_int_equal(pstats(&f->a, 0).lost, 1);
+	assert_int_equal(pstats(&f->a, 0).loss_decreases, 1);
+	assert_int_equal(pstats(&f->a, 0).in_flight, 12);
+	assert_true(pstats(&f->a, 0).cwnd < 11);
+	assert_int_equal(take(f, &f->a).len, 0);	/* no room for d0 */
+	for (i = 4; i < 16; i++) {	/* the peer's ACKs of these are lost */
+		assert_int_equal(give(f, &f->b, &d[i]), 0);
+		while (take(f, &f->b).len)
+			;
+	}
+	fire(f, &f->a);
+	assert_int_equal(pstats(&f->a, 0).ptos, 1);
+	assert_int_equal(pstats(&f->a, 0).in_flight, 11);
+	assert_true(pstats(&f->a, 0).in_flight >= pstats(&f->a, 0).cwnd);
+	r = take(f, &f->a);
+	assert_true(r.len > 0);
+	assert_true(r.b[2] & MR_FLAG_RETX);
+	assert_int_equal(be32(r.b + 8), be32(d[0].b + 8));
+	/* one packet beyond the window per probe, not the rest of the lost */
+	assert_int_equal(take(f, &f->a).len, 0);
+	deliver_and_ack(f, &f->a, &f->b, &r);
+	assert_int_equal(pstats(&f->a, 0).in_flight, 0);
+	flush_all(f);
+	assert_int_equal(f->a.tx_done, 2);
+	assert_int_equal(cstats(&f->a).path_failures, 0);
+	assert_int_equal(fx_verify(f), 0);
+	pair_free(f);
+}
+
+/*
  * covers: MR-LOSS-010 MR-PATH-004
  * The tail was sent on a path with no RTT sample yet: the probe waits on
  * the RTT measured on the connection's other path, not on initial_rtt.
@@ -2916,6 +2987,7 @@ int main(void)
 		cmocka_unit_test(loss_shrinks_the_window_by_half_its_share),
 		cmocka_unit_test(loss_shrinks_the_window_only_with_a_queue),
 		cmocka_unit_test(pto_fires_and_backs_off),
+		cmocka_unit_test(timer_probe_goes_beyond_a_full_window),
 		cmocka_unit_test(tail_probe_on_an_unsampled_path_uses_a_measured_rtt),
 		cmocka_unit_test(spurious_tail_probe_widens_the_wait),
 		cmocka_unit_test(retry_limit_fails_the_qp),
