@@ -282,11 +282,23 @@ mr_peer() {
 	fi
 	if mr_peer_here srv; then
 		wait "$srv_pid" || srv_rc=$?
-		[ "$srv_rc" = "$want_srv" ] || { echo "--- server"; cat "srv-$tag.txt"; fail "$tag: $prog server exited with $srv_rc, expected $want_srv"; }
+		[ "$srv_rc" = "$want_srv" ] || { mr_peer_show "$tag"; fail "$tag: $prog server exited with $srv_rc, expected $want_srv"; }
 	fi
 	if mr_peer_here cli; then
-		[ "$rc" = "$want_cli" ] || { echo "--- client"; cat "cli-$tag.txt"; fail "$tag: $prog client exited with $rc, expected $want_cli"; }
+		[ "$rc" = "$want_cli" ] || { mr_peer_show "$tag"; fail "$tag: $prog client exited with $rc, expected $want_cli"; }
 	fi
+}
+
+# mr_peer_show TAG: both sides' output of mr_peer TAG that this guest has.
+# A side that fails often only reports that its peer went away (perftest's
+# "Couldn't read remote address"): the reason is in the other's output.
+mr_peer_show() {
+	local side
+	for side in srv cli; do
+		[ -e "$side-$1.txt" ] || continue
+		echo "--- $side-$1.txt"
+		cat "$side-$1.txt"
+	done
 }
 
 # mr_perftest_retry_exc FILE: a perftest client's output in FILE shows a
