@@ -30,6 +30,29 @@ static void deliver_and_ack(struct fx *f, struct fx_ep *src, struct fx_ep *dst,
 		assert_int_equal(give(f, src, &r), 0);
 }
 
+/*
+ * Give d[from..to) to B at at_b and every packet B answers with to A at
+ * at_a: a flight's ACKs that take the round trip.
+ */
+static void deliver_and_ack_at(struct fx *f, const struct pkt *d,
+			       unsigned int from, unsigned int to,
+			       uint64_t at_b, uint64_t at_a)
+{
+	struct pkt acks[32];
+	unsigned int i, n = 0;
+
+	f->now = at_b;
+	for (i = from; i < to; i++) {
+		assert_int_equal(give(f, &f->b, &d[i]), 0);
+		while (n < 32 && (acks[n] = take(f, &f->b)).len)
+			n++;
+	}
+	assert_true(n > 0 && n < 32);
+	f->now = at_a;
+	for (i = 0; i < n; i++)
+		assert_int_equal(give(f, &f->a, &acks[i]), 0);
+}
+
 /* covers: MR-ORDER-001 MR-ORDER-002 */
 static void out_of_order_send_is_placed_directly(void **state)
 {
@@ -218,8 +241,8 @@ static void loss_shrinks_the_window_by_half_its_share(void **state)
 {
 	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
 	struct fx *f;
-	struct pkt d[8], r, acks[8];
-	uint32_t w0, i, n = 0;
+	struct pkt d[8], r;
+	uint32_t w0, i;
 
 	(void)state;
 	cfg.cc_flags |= MRC_CC_LOSS_SHARE;
@@ -230,16 +253,7 @@ static void loss_shrinks_the_window_by_half_its_share(void **state)
 		d[i] = take(f, &f->a);
 		assert_true(d[i].len > 0);
 	}
-	f->now = 20000;
-	for (i = 1; i < 8; i++) {	/* d[0] is lost */
-		assert_int_equal(give(f, &f->b, &d[i]), 0);
-		while ((r = take(f, &f->b)).len)
-			acks[n++] = r;
-	}
-	assert_true(n > 0);
-	f->now = 40000;
-	for (i = 0; i < n; i++)
-		assert_int_equal(give(f, &f->a, &acks[i]), 0);
+	deliver_and_ack_at(f, d, 1, 8, 20000, 40000);	/* d[0] is lost */
 	/* d[0] is lost by the packet threshold, the window not yet reduced */
 	assert_int_equal(pstats(&f->a, 0).lost, 1);
 	assert_int_equal(pstats(&f->a, 0).loss_decreases, 0);
@@ -405,8 +419,8 @@ static void timer_probe_goes_beyond_a_full_window(void **state)
 {
 	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
 	struct fx *f;
-	struct pkt d[16], acks[8], r;
-	unsigned int i, n = 0;
+	struct pkt d[16], r;
+	unsigned int i;
 
 	(void)state;
 	cfg.rto_ns = 1000000000;	/* no give-up here */
@@ -421,16 +435,7 @@ static void timer_probe_goes_beyond_a_full_window(void **state)
 		assert_true(d[i].len > 0);
 	}
 	assert_int_equal(take(f, &f->a).len, 0);
-	f->now = 20000;
-	for (i = 1; i < 4; i++) {	/* d0 is lost */
-		assert_int_equal(give(f, &f->b, &d[i]), 0);
-		while ((r = take(f, &f->b)).len)
-			acks[n++] = r;
-	}
-	assert_true(n > 0);
-	f->now = 40000;
-	for (i = 0; i < n; i++)
-		assert_int_equal(give(f, &f->a, &acks[i]), 0);
+	deliver_and_ack_at(f, d, 1, 4, 20000, 40000);	/* d0 is lost */
 	assert_int_equal(pstats(&f->a, 0).lost, 1);
 	assert_int_equal(pstats(&f->a, 0).loss_decreases, 1);
 	assert_int_equal(pstats(&f->a, 0).in_flight, 12);

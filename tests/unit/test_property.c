@@ -164,6 +164,18 @@ static unsigned int runs_complete(const struct mrc_config *cfg,
 	return failed;
 }
 
+/* MetaRoCE over paths, as perftest sets it up: timeout 14, retry_cnt 7. */
+static struct mrc_config perftest_cfg(unsigned int paths)
+{
+	struct mrc_config cfg;
+
+	mrc_config_default(&cfg, MRC_MODE_METAROCE);
+	cfg.mtu = FX_MTU;
+	cfg.num_paths = paths;
+	cfg.rto_ns = 4096ull << 14;
+	return cfg;
+}
+
 /*
  * Two loaded hosts (the qemu testbed on a busy machine): round trips of
  * 2-4 ms with jitter, 1% loss, and each host frozen for 20 ms in every
@@ -181,13 +193,10 @@ static void metaroce_loaded_hosts(void **state)
 		.jitter_ns = 1000000, .fifo_paths = 1, .all_opcodes = 1,
 		.stall_ns = 20000000, .stall_period_ns = 100000000,
 	};
+	struct mrc_config cfg = perftest_cfg(4);
 	uint64_t path_failures = 0;
-	struct mrc_config cfg;
 
 	(void)state;
-	mrc_config_default(&cfg, MRC_MODE_METAROCE);
-	cfg.mtu = FX_MTU;
-	cfg.rto_ns = 4096ull << 14;	/* perftest: timeout 14, retry_cnt 7 */
 	assert_int_equal(runs_complete(&cfg, &net, seeds(1000) / 5 + 1, 40,
 				       &path_failures), 0);
 	assert_int_equal(path_failures, 0);
@@ -211,14 +220,10 @@ static void metaroce_one_path_lossy(void **state)
 		.loss_ppm = 20000, .base_delay_ns = 700000, .fifo_paths = 1,
 		.stall_ns = 20000000, .stall_period_ns = 100000000,
 	};
+	struct mrc_config cfg = perftest_cfg(1);
 	uint64_t path_failures = 0;
-	struct mrc_config cfg;
 
 	(void)state;
-	mrc_config_default(&cfg, MRC_MODE_METAROCE);
-	cfg.mtu = FX_MTU;
-	cfg.num_paths = 1;
-	cfg.rto_ns = 4096ull << 14;
 	assert_int_equal(runs_complete(&cfg, &net, seeds(1000) * 2, 200,
 				       &path_failures), 0);
 }
