@@ -262,9 +262,9 @@ struct mrc_conn {
 	/*
 	 * A timer (PTO, tail loss probe) asked for a retransmission: the
 	 * next one may go where the window is full (RFC 9002 7.5, probes
-	 * are not blocked by congestion control).  Only an ACK can shrink a
-	 * window that the losses declared after the sends left above cwnd,
-	 * and only a packet sent can bring one.
+	 * are not blocked by congestion control).  Losses declared after a
+	 * flight was sent can leave it above the reduced cwnd: only an ACK
+	 * makes room then, and only a packet sent can bring one.
 	 */
 	u8 probe_credit;
 	/*
