@@ -405,14 +405,14 @@ static void pto_fires_and_backs_off(void **state)
 
 /*
  * covers: MR-LOSS-007
- * One path, a window of 16 (two WRITEs): d0-d3 go out, then d4-d15.  d0 is lost; the
- * ACKs of d1-d3 declare it lost and halve the window, which leaves the
- * twelve packets still in flight above cwnd and d0's retransmission
- * waiting for room.  The peer gets d4-d15 but its ACKs of them are lost,
- * so no ACK makes room: the PTO (the connection is not silent alone: the
- * peer heard d1-d3, sent before d4) declares d4 lost as a probe, and the
- * next packet, d0 again, goes out beyond the window.  Its ACK acknowledges
- * everything.  (Waiting for room, the requester sent nothing for as many
+ * One path, a window of 16 (two WRITEs): d0-d3 go out, then d4-d15.  d0
+ * is lost; the ACKs of d1-d3 declare it lost and halve the window, which
+ * leaves the twelve packets still in flight above cwnd and d0's
+ * retransmission waiting for room.  The peer gets d4-d15 but its ACKs of
+ * them are lost, so no ACK makes room: the PTO (the connection is not
+ * silent alone: the peer heard d1-d3, sent before d4) declares d4 lost as
+ * a probe, and the next packet, d0 again, goes out beyond the window.  Its
+ * ACK acknowledges everything.  (Waiting for room, the requester sent nothing for as many
  * backed-off PTOs as the window was over, and gave up first.)
  */
 static void timer_probe_goes_beyond_a_full_window(void **state)

@@ -50,29 +50,40 @@ static void fx_free(struct fx *f)
 	free(f);
 }
 
-/* One seeded run; returns nonzero and prints the seed on failure. */
+/* What seeded runs added up to: messages posted, paths declared failed. */
+struct run_totals {
+	uint64_t msgs;
+	uint64_t path_failures;
+};
+
+/*
+ * One seeded run that must complete within limit_ns; returns nonzero and
+ * prints the seed on failure.  Adds to *t either way.
+ */
 static int one_run(struct fx *f, const struct mrc_config *cfg,
 		   const struct fx_net_cfg *net, uint64_t seed,
-		   unsigned int msgs, uint64_t *msgs_total)
+		   unsigned int msgs, uint64_t limit_ns, struct run_totals *t)
 {
+	struct mrc_conn_stats sa, sb;
 	int ret, bad;
 
 	fx_init(f, cfg, net, seed, msgs, msgs / 2);
-	ret = fx_run(f, 60ull * 1000000000);
+	ret = fx_run(f, limit_ns);
 	bad = fx_verify(f);
-	if (ret || bad) {
+	if (ret || bad)
 		fprintf(stderr, "seed %llu: run %d verify %d failures a=%d b=%d "
 			"err=%d/%u\n", (unsigned long long)seed, ret, bad,
 			f->a.failures, f->b.failures,
 			f->a.nstatus_err + f->b.nstatus_err,
 			f->a.first_err_status | f->b.first_err_status);
-		return 1;
-	}
-	*msgs_total += f->a.nmsgs + f->b.nmsgs;
+	t->msgs += f->a.nmsgs + f->b.nmsgs;
+	mrc_get_stats(f->a.conn, &sa);
+	mrc_get_stats(f->b.conn, &sb);
+	t->path_failures += sa.path_failures + sb.path_failures;
 	free(f->a.conn);
 	free(f->b.conn);
 	f->a.conn = f->b.conn = NULL;
-	return 0;
+	return ret || bad;
 }
 
 static void run_many(enum mrc_mode mode, const struct fx_net_cfg *net,
@@ -80,7 +91,7 @@ static void run_many(enum mrc_mode mode, const struct fx_net_cfg *net,
 {
 	struct fx *f = fx_alloc();
 	struct mrc_config cfg;
-	uint64_t total = 0;
+	struct run_totals total = { 0 };
 	unsigned int s, failed = 0;
 
 	mrc_config_default(&cfg, mode);
@@ -91,10 +102,11 @@ static void run_many(enum mrc_mode mode, const struct fx_net_cfg *net,
 	cfg.initial_rtt_ns = 50000;
 	cfg.rto_ns = 200000;
 	for (s = 1; s <= nseeds && failed < 3; s++)
-		failed += one_run(f, &cfg, net, s * 7919 + mode, msgs, &total);
+		failed += one_run(f, &cfg, net, s * 7919 + mode, msgs,
+				  60ull * 1000000000, &total);
 	printf("  %s: %u seeds x ~%u messages = %llu messages, %u failed\n",
 	       mode == MRC_MODE_ROCEV2 ? "rocev2" : "metaroce", s - 1,
-	       msgs * 3 / 2, (unsigned long long)total, failed);
+	       msgs * 3 / 2, (unsigned long long)total.msgs, failed);
 	fx_free(f);
 	assert_int_equal(failed, 0);
 }
@@ -126,40 +138,24 @@ static void metaroce_path_death(void **state)
 /*
  * n seeded runs of msgs messages from A and msgs / 2 from B under cfg
  * and net, each of which must complete without an error; returns the
- * runs that failed (it stops at 3) and adds the paths declared failed on
- * either side to *path_failures.
+ * runs that failed (it stops at 3) and sets *path_failures to the paths
+ * declared failed on either side.
  */
 static unsigned int runs_complete(const struct mrc_config *cfg,
 				  const struct fx_net_cfg *net, unsigned int n,
 				  unsigned int msgs, uint64_t *path_failures)
 {
+	struct run_totals total = { 0 };
 	unsigned int s, failed = 0;
-	uint64_t total = 0;
 	struct fx *f = fx_alloc();
 
-	for (s = 1; s <= n && failed < 3; s++) {
-		struct mrc_conn_stats sa, sb;
-		int ret;
-
-		fx_init(f, cfg, net, s, msgs, msgs / 2);
-		ret = fx_run(f, 600ull * 1000000000);
-		if (ret || fx_verify(f)) {
-			fprintf(stderr, "seed %u: run %d, errors %d/%d (%u)\n",
-				s, ret, f->a.nstatus_err, f->b.nstatus_err,
-				f->a.first_err_status | f->b.first_err_status);
-			failed++;
-		}
-		total += f->a.nmsgs + f->b.nmsgs;
-		mrc_get_stats(f->a.conn, &sa);
-		mrc_get_stats(f->b.conn, &sb);
-		*path_failures += sa.path_failures + sb.path_failures;
-		free(f->a.conn);
-		free(f->b.conn);
-		f->a.conn = f->b.conn = NULL;
-	}
+	for (s = 1; s <= n && failed < 3; s++)
+		failed += one_run(f, cfg, net, s, msgs, 600ull * 1000000000,
+				  &total);
 	printf("  %u seeds, %llu messages, %u failed, %llu path failures\n",
-	       s - 1, (unsigned long long)total, failed,
-	       (unsigned long long)*path_failures);
+	       s - 1, (unsigned long long)total.msgs, failed,
+	       (unsigned long long)total.path_failures);
+	*path_failures = total.path_failures;
 	fx_free(f);
 	return failed;
 }
