@@ -6,7 +6,7 @@
 # (scripts/demo.sh) run
 #   guest-perftest.sh BUILD_DIR [--rounds N] [--sides LIST] [--conds LIST]
 #                     [--progs LIST] [--bw-iters N] [--iters N] [--planefail]
-#                     [--perf]
+#                     [--perf] [--link RATE[/MARK]]
 # (LISTs comma-separated).  Sides, the transports compared:
 #   mr2  MetaRoCE, mr0 over eth0 and eth1 (planes 0 and 1; needs --planes 2)
 #   mr1  MetaRoCE, mr0 over eth0 only (plane 1 removed): the same one link as
@@ -33,6 +33,17 @@
 #   once).  Programs: ib_write_bw, ib_send_bw, ib_read_bw (64 KiB, -n BW_ITERS),
 #   ib_write_lat, ib_send_lat (64 B, -n ITERS), ibv_rc_pingpong (4 KiB, -n
 #   ITERS).
+# --link RATE[/MARK] (tc's units, e.g. 40mbit or 40mbit/5ms): every plane of
+#   both guests is a link of that rate whose queue marks ECN-capable packets
+#   CE once they have waited MARK (default 20ms), as a datacenter switch port
+#   with DCTCP-style marking does (20 ms: a TCG guest sends in bursts after
+#   its stalls of 5-45 ms, and a lower threshold marks those bursts rather
+#   than a standing queue; measured in docs/results/testbed.md): the condition's netem, then tbf at RATE,
+#   then fq_codel with ce_threshold MARK (its own drop law out of reach:
+#   target 1 s; packets that are not ECN-capable, rdma_rxe's, meet a
+#   2000-packet tail drop).  Without it the planes are as fast as the
+#   emulator moves datagrams, and the only queue that fills is the host's
+#   socket buffer, which drops and marks nothing.
 # For every round, condition and program the sides run back to back, their
 # order reversed every other round.  Guest 0 serves, guest 1 is the client
 # and writes "round cond side prog value unit" lines to $RESULTS/bench.txt
@@ -70,6 +81,7 @@ bw_iters=100
 iters=300
 planefail=
 perf=
+link=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=$2; shift 2 ;;
@@ -80,12 +92,15 @@ while [ $# -gt 0 ]; do
 	--iters) iters=$2; shift 2 ;;
 	--planefail) planefail=1; shift ;;
 	--perf) perf=1; shift ;;
+	--link) link=$2; shift 2 ;;
 	*) echo "FAIL: unknown argument $1"; exit 1 ;;
 	esac
 done
 IFS=, read -r -a sides <<<"$sides"
 IFS=, read -r -a conds <<<"$conds"
 IFS=, read -r -a progs <<<"$progs"
+link_mark=20ms
+[[ $link == */* ]] && link_mark=${link#*/}
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
 
 [ "$GUEST_COUNT" = 2 ] || fail "run with --guests 2"
@@ -153,9 +168,40 @@ set_cond() {
 	args=$(cond_netem "$1")
 	for ((p = 0; p < PLANES; p++)); do
 		vm_netem_clear "eth$p"
+		if [ -n "$link" ]; then
+			set_link "eth$p" "$args"
+			continue
+		fi
 		# shellcheck disable=SC2086 # args is a word list
 		[ -z "$args" ] || vm_netem "eth$p" $args || fail "netem $args on eth$p"
 	done
+}
+# set_link DEV NETEM_ARGS: DEV's root is netem (NETEM_ARGS, none lossless)
+# over a shaper at the --link rate over a queue that marks CE at MARK.
+# tbf's burst is a few packets of slack for the guests' coarse timers.
+set_link() {
+	local dev=$1 args=$2
+	modprobe sch_netem 2>/dev/null
+	# shellcheck disable=SC2086 # args is a word list
+	tc qdisc replace dev "$dev" root handle 1: netem limit 10000 $args ||
+		fail "netem $args on $dev"
+	tc qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "${link%%/*}" burst 16k latency 1s ||
+		fail "tbf ${link%%/*} on $dev"
+	tc qdisc add dev "$dev" parent 10:1 handle 20: fq_codel ecn ce_threshold "$link_mark" \
+		target 1s interval 10s limit 2000 || fail "fq_codel on $dev"
+}
+# plane_netem DEV ARGS...: DEV's netem becomes ARGS, under --link too (its
+# shaper and marking queue stay).
+plane_netem() {
+	local dev=$1
+	shift
+	if [ -n "$link" ]; then
+		tc qdisc change dev "$dev" root handle 1: netem limit 10000 "$@"
+	elif [ "$*" = "loss 0%" ]; then
+		vm_netem_clear "$dev"
+	else
+		vm_netem "$dev" "$@"
+	fi
 }
 
 # What each program runs with, which column of its client's output is
@@ -390,13 +436,13 @@ planefail() {
 	if [ -n "$cut_after" ]; then
 		wait_s "$cut_after"
 		case $variant in
-		netem) vm_netem eth1 loss 100% ;;
+		netem) plane_netem eth1 loss 100% ;;
 		linkdown) ip link set eth1 down ;;
 		esac
 		echo "# cut $EPOCHREALTIME" >>"$f"
 		wait_s "$restore_after"
 		case $variant in
-		netem) vm_netem_clear eth1 ;;
+		netem) plane_netem eth1 loss 0% ;;
 		linkdown) ip link set eth1 up ;;
 		esac
 		echo "# restore $EPOCHREALTIME" >>"$f"

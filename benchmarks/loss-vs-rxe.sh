@@ -8,7 +8,12 @@
 # Environment (defaults): ROUNDS (3), CONDS (0,0.1,1,5,burst,reorder),
 # PROGS (ib_write_bw,ib_send_bw,ib_read_bw,ib_send_lat), BW_ITERS (100 messages
 # of 64 KiB per bandwidth run), ITERS (300 per latency run), PLANEFAIL (1: also the plane-
-# failure runs), OUT (docs/results: where the CSV, JSON and PNG files go).
+# failure runs), OUT (docs/results: where the CSV, JSON and PNG files go),
+# PERF (1: profile both guests during every program, guest-perftest.sh
+# --perf: where a condition's time goes; the profiles are in the guest logs,
+# perf-*.txt, and the run's numbers are not for comparison), LINK (a rate,
+# e.g. 40mbit: every plane a link of that rate with an ECN-marking queue,
+# guest-perftest.sh --link; unset: as fast as the emulator goes, no marks).
 #
 # Three sides alternate within each round (benchmarks/guest-perftest.sh):
 # MetaRoCE over both planes (mr2), MetaRoCE over plane 0 only (mr1) and
@@ -69,7 +74,8 @@ fi
 rc=0
 "$root/tests/vm/vmtest.sh" --guests 2 --planes 2 --timeout 5400 --out "$log" -- \
 	"$root/benchmarks/guest-perftest.sh" "$build" --rounds "$rounds" --sides "$sides" \
-	--conds "$conds" --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" "${pf[@]}" || rc=$?
+	--conds "$conds" --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" "${pf[@]}" \
+	${PERF:+--perf} ${LINK:+--link "$LINK"} || rc=$?
 kill $loadpid 2>/dev/null || :
 # SIGTERM: tcpdump writes out what it buffered (SIGINT is ignored by a
 # background job of a script).
@@ -83,7 +89,7 @@ echo "$(date -u +%FT%TZ) $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log/load.txt"
 python3 "$root/benchmarks/testbed_report.py" --log "$log" --out "$out" --rounds "$rounds" \
 	--conds "$conds" --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" \
 	--start "$start" --kernel "$(sed -n 's/.* on \([^,]*\), 2 guest.*/\1/p' "$log/summary.txt")" \
-	--commit "$commit" |
+	--commit "$commit" --link "${LINK:-}" |
 	tee "$log/tables.md"
 echo "outputs in $out; guest logs in $log"
 [ "$rc" = 0 ] || echo "loss-vs-rxe: a program failed (see the fail cells and $log/summary.txt)" >&2

@@ -180,6 +180,7 @@ def main():
     ap = argparse.ArgumentParser()
     for a in ("log", "out", "rounds", "conds", "progs", "bw_iters", "iters", "start", "kernel", "commit"):
         ap.add_argument("--" + a.replace("_", "-"), required=True)
+    ap.add_argument("--link", default="", help="the planes' rate/marking threshold (loss-vs-rxe.sh LINK)")
     args = ap.parse_args()
     conds, progs = args.conds.split(","), args.progs.split(",")
     rows = read_rows(os.path.join(args.log, "guest1", "bench.txt"))
@@ -229,7 +230,10 @@ def main():
 
     load = [l.split() for l in open(os.path.join(args.log, "load.txt")) if l.strip()]
     load1 = [float(l[1]) for l in load]
-    print(f"perftest between two qemu TCG guests (1 vCPU each, kernel {args.kernel}), "
+    planes = (f"planes of {args.link.split('/')[0]} marking CE at "
+              f"{(args.link.split('/') + ['20ms'])[1]} of queue" if args.link else
+              "planes as fast as the emulator, no marking")
+    print(f"perftest between two qemu TCG guests (1 vCPU each, kernel {args.kernel}), {planes}, "
           f"{args.rounds} rounds, medians; bandwidth MB/s (64 KiB, -n {args.bw_iters}), "
           f"latency t_typical us (64 B, -n {args.iters}). Host load average (1 min) "
           f"{min(load1):.1f}..{max(load1):.1f} during the run ({args.start}, {args.commit}).\n")
@@ -374,7 +378,7 @@ def main():
             print(f"| {cond_label(c) if c in conds else c} {sd} {p} | {g} | " +
                   " | ".join(str(acc[k]) for k in COUNTERS) + " |")
 
-    json.dump({"date": args.start, "commit": args.commit, "kernel": args.kernel,
+    json.dump({"date": args.start, "commit": args.commit, "kernel": args.kernel, "link": args.link,
                "rounds": int(args.rounds), "bw_iters": int(args.bw_iters), "lat_iters": int(args.iters),
                "host_load_1min": load, "sides": SIDES, "results": table, "variants": variant_table,
                "targets": targets,
