@@ -42,19 +42,22 @@ def write_pcap(path, pkts):
 P0, P1, RX = 45001, 45003, 45000
 
 
-def steady(pkts, port, t0, t1, step=0.002):
-    """One data frame every step seconds on port: 5 per 10 ms bin."""
+def steady(pkts, port, t0, t1, step=0.002, odd_bins_empty=False):
+    """One data frame every step seconds on port: 5 per 10 ms bin (none in
+    every other bin with odd_bins_empty)."""
     n = int(round((t1 - t0) / step))
     for i in range(n):
+        if odd_bins_empty and (i // 5) % 2:
+            continue
         pkts.append((t0 + 0.001 + i * step, frame(port)))
         pkts.append((t0 + 0.0015 + i * step, frame(RX, data=False)))
 
 
-def three_transfers():
+def three_transfers(stalling_alone=False):
     pkts = []
     base = 1000.0
-    # plane 0 alone, 4 s
-    steady(pkts, P0, base, base + 4)
+    # plane 0 alone, 4 s (with stalling_alone, every other bin empty)
+    steady(pkts, P0, base, base + 4, odd_bins_empty=stalling_alone)
     # silent cut at +8 s: everything stalls 100 ms, then plane 0 alone
     b = base + 6
     steady(pkts, P0, b, b + 2)
@@ -82,7 +85,11 @@ def main():
         r = planefail_capture.analyze(path)
         check("error" not in r, "analysis failed: %s" % r)
         v = r["variants"]
-        check(v["plane0-only"]["capacity_per_bin"] == 5, "capacity %s" % v["plane0-only"])
+        alone = v["plane0-only"]
+        check(alone["capacity_per_bin"] == 5 and alone["median_per_bin"] == 5, "capacity %s" % alone)
+        # (frames on bin edges fall either way: a few bins hold 4 and 6)
+        check(alone["baseline_first_share"] >= 0.9 and alone["baseline_sustained_share"] == 1,
+              "steady baseline %s" % alone)
         netem, down = v["netem"], v["linkdown"]
         check(abs(netem["cut_s"] - 4.0) < 0.01, "netem cut %s" % netem)
         check(100 <= netem["first_ms"] <= 120, "netem first_ms %s" % netem)
@@ -90,6 +97,16 @@ def main():
         check(netem["first_100ms_per_bin"][1:10] == [0] * 9, "netem stall %s" % netem)
         check(abs(down["cut_s"] - 4.0) < 0.01, "linkdown cut %s" % down)
         check(down["first_ms"] <= 20 and down["sustained_ms"] <= 20, "linkdown %s" % down)
+        check(netem["first_100ms_share"] <= 0.1, "netem share %s" % netem)
+        check(0.9 <= down["first_100ms_share"] <= 1.1, "linkdown share %s" % down)
+        # plane 0 alone stalls every other bin: its capacity is the mean, 2.5
+        # per bin, which half its bins and every 100 ms window reach
+        write_pcap(path, three_transfers(stalling_alone=True))
+        alone = planefail_capture.analyze(path)["variants"]["plane0-only"]
+        check(alone["capacity_per_bin"] == 2.5 and alone["median_per_bin"] in (0, 2.5, 5),
+              "stalling capacity %s" % alone)
+        check(0.4 <= alone["baseline_first_share"] <= 0.6, "stalling bins %s" % alone)
+        check(alone["baseline_sustained_share"] == 1, "stalling windows %s" % alone)
         # only one plane's port: not the capture of two planes
         write_pcap(path, [p for p in three_transfers() if p[1][34:36] != struct.pack(">H", P1)])
         check("error" in planefail_capture.analyze(path), "one port accepted")
