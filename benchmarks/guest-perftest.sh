@@ -60,7 +60,8 @@
 # (metaroce-plane set ... down) measures what plane 0 alone carries.  Guest 1
 # samples mr0's planeN_tx_packets every ~100 ms into
 # $RESULTS/planefail-VARIANT.txt ("EPOCHREALTIME plane0 plane1" lines, and
-# "# cut T" / "# restore T" / "# start T" / "# end T" marks) and the exit
+# "# cutting T" / "# cut T" / "# restore T" / "# start T" / "# end T" marks:
+# the cut command started and returned, ...) and the exit
 # status of both programs into planefail-VARIANT.rc.
 #
 # --perf: each guest samples itself whole (perf record -a -g, 499 Hz) while
@@ -435,6 +436,9 @@ planefail() {
 	echo "# start $EPOCHREALTIME" >>"$f"
 	if [ -n "$cut_after" ]; then
 		wait_s "$cut_after"
+		# How long the cut itself keeps the sender's one vCPU: "# cutting"
+		# before the command, "# cut" when it returned.
+		echo "# cutting $EPOCHREALTIME" >>"$f"
 		case $variant in
 		netem) plane_netem eth1 loss 100% ;;
 		linkdown) ip link set eth1 down ;;

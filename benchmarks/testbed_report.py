@@ -148,6 +148,7 @@ def planefail(log):
             "recovery_ms": round((back - cut) * 1000) if back else None,
             "plane1_back_ms": round((after - restore) * 1000) if after else None,
             "cut_s": round(restore - cut, 2),
+            "cut_command_ms": round((cut - m["cutting"]) * 1000, 1) if "cutting" in m else None,
         }
     # The host's capture of the same transfers, where loss-vs-rxe.sh took one.
     pcap = os.path.join(log, "planefail.pcap")
@@ -324,15 +325,15 @@ def main():
               f"sender for ~4 s): plane 0 alone carries {pf['plane0_only_pps']:.0f} pkt/s "
               f"(plane 1 administratively down, {pf['plane0_only'].get('client_bw_MBps', '-')} MB/s); "
               f"sampled about every {pf['sample_interval_ms']} ms\n")
-        print("| cut | app errors | pre-cut pkt/s | lowest in 1 s after cut | median while cut "
+        print("| cut | cut command ms | app errors | pre-cut pkt/s | lowest in 1 s after cut | median while cut "
               "| back to >= 0.9 x plane 0 alone | plane 1 used again after restore | after restore pkt/s | ib_write_bw MB/s |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for variant, v in pf["variants"].items():
             def n(x):
                 return "-" if x is None else f"{x:.0f}"
             rec = "not reached" if v["recovery_ms"] is None else f"{v['recovery_ms']} ms"
             back = "-" if v["plane1_back_ms"] is None else f"{v['plane1_back_ms']} ms"
-            print(f"| {v['cut']} | {v['application_errors']} | {n(v['pre_cut_pps'])} "
+            print(f"| {v['cut']} | {n(v.get('cut_command_ms'))} | {v['application_errors']} | {n(v['pre_cut_pps'])} "
                   f"| {n(v['min_after_cut_pps'])} | {n(v['during_cut_median_pps'])} | {rec} | {back} "
                   f"| {n(v['after_restore_pps'])} | {v['client_bw_MBps']} |")
         if "capture" in pf:
