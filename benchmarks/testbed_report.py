@@ -413,7 +413,7 @@ def main():
     rows_ = (len(progs) + cols - 1) // cols
     gnuplot(f"""set terminal pngcairo noenhanced size 1200,{430 * rows_} font ',10'
 set output '{os.path.join(args.out, "testbed-loss.png")}'
-set multiplot layout {rows_},{cols} title 'MetaRoCE vs rdma_rxe, two qemu TCG guests, medians of {args.rounds} rounds (no point: every run failed)'
+set multiplot layout {rows_},{cols} title 'MetaRoCE vs rdma_rxe, two qemu TCG guests, {planes}, medians of {args.rounds} rounds (no point: every run failed)'
 set logscale y
 set grid
 set key bottom left
