@@ -191,18 +191,49 @@ set_link() {
 	tc qdisc add dev "$dev" parent 10:1 handle 20: fq_codel ecn ce_threshold "$link_mark" \
 		target 1s interval 10s limit 2000 || fail "fq_codel on $dev"
 }
-# plane_netem DEV ARGS...: DEV's netem becomes ARGS, under --link too (its
-# shaper and marking queue stay).
-plane_netem() {
+# netem_line DEV ARGS...: the tc batch line that makes DEV's netem ARGS, under
+# --link too (its shaper and marking queue stay); "loss 0%" restores it.
+netem_line() {
 	local dev=$1
 	shift
 	if [ -n "$link" ]; then
-		tc qdisc change dev "$dev" root handle 1: netem limit 10000 "$@"
+		echo "qdisc change dev $dev root handle 1: netem limit 10000 $*"
 	elif [ "$*" = "loss 0%" ]; then
-		vm_netem_clear "$dev"
+		echo "qdisc del dev $dev root"
 	else
-		vm_netem "$dev" "$@"
+		echo "qdisc replace dev $dev root netem $*"
 	fi
+}
+
+# A plane cut is handed to a tc or ip started before the transfer, in batch
+# mode on a fifo (cutter_start TOOL, cutter LINE, cutter_stop): starting a
+# program takes a TCG guest's one vCPU for 250-500 ms (measured, "cut
+# command ms" in the report), which the capture would count as the
+# transport's failover.
+cutter_start() {
+	# (the working directory is a 9p share, which refuses fifos)
+	cutter_fifo=$(mktemp -u /dev/shm/metaroce-cutter.XXXXXX)
+	mkfifo "$cutter_fifo" || fail "mkfifo $cutter_fifo"
+	"$1" -force -batch - <"$cutter_fifo" >cutter.out 2>&1 &
+	cutter_pid=$!
+	exec {cutter_fd}>"$cutter_fifo"
+}
+cutter() { echo "$*" >&"$cutter_fd"; }
+cutter_stop() {
+	exec {cutter_fd}>&-
+	rm -f "$cutter_fifo"
+	if ! wait "$cutter_pid" || [ -s cutter.out ]; then
+		fail "plane cut: $(cat cutter.out)"
+	fi
+}
+# wait_operstate DEV STATE: until DEV's operstate is STATE (builtins only).
+wait_operstate() {
+	local st i
+	for ((i = 0; i < 100000; i++)); do
+		read -r st <"/sys/class/net/$1/operstate"
+		[ "$st" = "$2" ] && return 0
+	done
+	fail "$1 did not become $2"
 }
 
 # What each program runs with, which column of its client's output is
@@ -435,21 +466,28 @@ planefail() {
 	vm_wait_until 90 grep -q '#bytes' "cli-$variant.txt" || fail "ib_write_bw did not start ($variant)"
 	echo "# start $EPOCHREALTIME" >>"$f"
 	if [ -n "$cut_after" ]; then
-		wait_s "$cut_after"
-		# How long the cut itself keeps the sender's one vCPU: "# cutting"
-		# before the command, "# cut" when it returned.
-		echo "# cutting $EPOCHREALTIME" >>"$f"
+		local cut_line restore_line
 		case $variant in
-		netem) plane_netem eth1 loss 100% ;;
-		linkdown) ip link set eth1 down ;;
+		netem)
+			cut_line=$(netem_line eth1 loss 100%)
+			restore_line=$(netem_line eth1 loss 0%)
+			cutter_start tc ;;
+		linkdown)
+			cut_line="link set eth1 down"
+			restore_line="link set eth1 up"
+			cutter_start ip ;;
 		esac
+		wait_s "$cut_after"
+		# "# cutting" when the cut is handed over, "# cut" when it is
+		# handed over (netem) or the link reports down (linkdown).
+		echo "# cutting $EPOCHREALTIME" >>"$f"
+		cutter "$cut_line"
+		[ "$variant" = linkdown ] && wait_operstate eth1 down
 		echo "# cut $EPOCHREALTIME" >>"$f"
 		wait_s "$restore_after"
-		case $variant in
-		netem) plane_netem eth1 loss 0% ;;
-		linkdown) ip link set eth1 up ;;
-		esac
+		cutter "$restore_line"
 		echo "# restore $EPOCHREALTIME" >>"$f"
+		cutter_stop
 	fi
 	wait "$ppid" || rc=$?
 	echo "# end $EPOCHREALTIME" >>"$f"

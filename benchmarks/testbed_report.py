@@ -121,6 +121,8 @@ def planefail(log):
         rc = {**read_rc(os.path.join(g1, f"planefail-{variant}.rc")),
               **read_rc(os.path.join(g0, f"planefail-{variant}.rc"))}
         cut, restore = m.get("cut"), m.get("restore")
+        if cut is None or restore is None:
+            continue        # the guest failed before the cut or the restore
         # Each interval's rate is drawn at its end; "during" the cut are
         # the intervals that start after it (the first may end up to one
         # sampling interval after the cut, so that is the resolution).
