@@ -38,10 +38,10 @@
 #   CE once they have waited MARK (default 20ms), as a datacenter switch port
 #   with DCTCP-style marking does (20 ms: a TCG guest sends in bursts after
 #   its stalls of 5-45 ms, and a lower threshold marks those bursts rather
-#   than a standing queue; measured in docs/results/testbed.md): the condition's netem, then tbf at RATE,
-#   then fq_codel with ce_threshold MARK (its own drop law out of reach:
-#   target 1 s; packets that are not ECN-capable, rdma_rxe's, meet a
-#   2000-packet tail drop).  Without it the planes are as fast as the
+#   than a standing queue; measured in docs/results/testbed.md): the
+#   condition's netem, then tbf at RATE, then fq_codel with ce_threshold
+#   MARK (its own drop law out of reach: target 1 s; packets that are not
+#   ECN-capable, rdma_rxe's, meet a 2000-packet tail drop).  Without it the planes are as fast as the
 #   emulator moves datagrams, and the only queue that fills is the host's
 #   socket buffer, which drops and marks nothing.
 # For every round, condition and program the sides run back to back, their
@@ -226,14 +226,19 @@ cutter_stop() {
 		fail "plane cut: $(cat cutter.out)"
 	fi
 }
-# wait_operstate DEV STATE: until DEV's operstate is STATE (builtins only).
+# wait_operstate DEV STATE: until DEV's operstate is STATE, looking every
+# millisecond (up to 10 s) and sleeping between looks: it runs on the
+# sender's one vCPU while the cut is being measured, so it must not spin.
 wait_operstate() {
-	local st i
-	for ((i = 0; i < 100000; i++)); do
+	local st i tick
+	exec {tick}<> <(:)
+	for ((i = 0; i < 10000; i++)); do
 		read -r st <"/sys/class/net/$1/operstate"
-		[ "$st" = "$2" ] && return 0
+		[ "$st" = "$2" ] && break
+		read -r -t 0.001 -u "$tick" _ || :
 	done
-	fail "$1 did not become $2"
+	exec {tick}>&-
+	[ "$st" = "$2" ] || fail "$1 did not become $2"
 }
 
 # What each program runs with, which column of its client's output is
