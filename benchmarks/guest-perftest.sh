@@ -100,11 +100,16 @@ done
 IFS=, read -r -a sides <<<"$sides"
 IFS=, read -r -a conds <<<"$conds"
 IFS=, read -r -a progs <<<"$progs"
+link_rate=${link%%/*}
 link_mark=20ms
 [[ $link == */* ]] && link_mark=${link#*/}
+# The root of a --link plane: the condition's netem, the shaper under it.
+link_root="root handle 1: netem limit 10000"
 . "$METAROCE_SRC/kernel/guest-test-lib.sh"
 
 [ "$GUEST_COUNT" = 2 ] || fail "run with --guests 2"
+# What the planes were, for the report (testbed_report.py).
+[ -z "$link" ] || echo "$link_rate $link_mark" >"$RESULTS/link.txt"
 [ -z "$perf" ] || command -v perf >/dev/null ||
 	fail "perf not found (scripts/install-deps.sh installs linux-perf)"
 tool=$build/tools/metaroce-plane
@@ -183,11 +188,10 @@ set_cond() {
 set_link() {
 	local dev=$1 args=$2
 	modprobe sch_netem 2>/dev/null
-	# shellcheck disable=SC2086 # args is a word list
-	tc qdisc replace dev "$dev" root handle 1: netem limit 10000 $args ||
-		fail "netem $args on $dev"
-	tc qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "${link%%/*}" burst 16k latency 1s ||
-		fail "tbf ${link%%/*} on $dev"
+	# shellcheck disable=SC2086 # link_root and args are word lists
+	tc qdisc replace dev "$dev" $link_root $args || fail "netem $args on $dev"
+	tc qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$link_rate" burst 16k latency 1s ||
+		fail "tbf $link_rate on $dev"
 	tc qdisc add dev "$dev" parent 10:1 handle 20: fq_codel ecn ce_threshold "$link_mark" \
 		target 1s interval 10s limit 2000 || fail "fq_codel on $dev"
 }
@@ -197,7 +201,7 @@ netem_line() {
 	local dev=$1
 	shift
 	if [ -n "$link" ]; then
-		echo "qdisc change dev $dev root handle 1: netem limit 10000 $*"
+		echo "qdisc change dev $dev $link_root $*"
 	elif [ "$*" = "loss 0%" ]; then
 		echo "qdisc del dev $dev root"
 	else

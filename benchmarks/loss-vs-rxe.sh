@@ -89,7 +89,7 @@ echo "$(date -u +%FT%TZ) $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log/load.txt"
 python3 "$root/benchmarks/testbed_report.py" --log "$log" --out "$out" --rounds "$rounds" \
 	--conds "$conds" --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" \
 	--start "$start" --kernel "$(sed -n 's/.* on \([^,]*\), 2 guest.*/\1/p' "$log/summary.txt")" \
-	--commit "$commit" --link "${LINK:-}" |
+	--commit "$commit" |
 	tee "$log/tables.md"
 echo "outputs in $out; guest logs in $log"
 [ "$rc" = 0 ] || echo "loss-vs-rxe: a program failed (see the fail cells and $log/summary.txt)" >&2

@@ -185,7 +185,6 @@ def main():
     ap = argparse.ArgumentParser()
     for a in ("log", "out", "rounds", "conds", "progs", "bw_iters", "iters", "start", "kernel", "commit"):
         ap.add_argument("--" + a.replace("_", "-"), required=True)
-    ap.add_argument("--link", default="", help="the planes' rate/marking threshold (loss-vs-rxe.sh LINK)")
     args = ap.parse_args()
     conds, progs = args.conds.split(","), args.progs.split(",")
     rows = read_rows(os.path.join(args.log, "guest1", "bench.txt"))
@@ -235,8 +234,10 @@ def main():
 
     load = [l.split() for l in open(os.path.join(args.log, "load.txt")) if l.strip()]
     load1 = [float(l[1]) for l in load]
-    planes = (f"planes of {args.link.split('/')[0]} marking CE at "
-              f"{(args.link.split('/') + ['20ms'])[1]} of queue" if args.link else
+    # guest-perftest.sh --link: "RATE MARK"
+    link_file = os.path.join(args.log, "guest1", "link.txt")
+    link = open(link_file).read().split() if os.path.exists(link_file) else []
+    planes = (f"planes of {link[0]} marking CE at {link[1]} of queue" if link else
               "planes as fast as the emulator, no marking")
     print(f"perftest between two qemu TCG guests (1 vCPU each, kernel {args.kernel}), {planes}, "
           f"{args.rounds} rounds, medians; bandwidth MB/s (64 KiB, -n {args.bw_iters}), "
@@ -387,7 +388,7 @@ def main():
             print(f"| {cond_label(c) if c in conds else c} {sd} {p} | {g} | " +
                   " | ".join(str(acc[k]) for k in COUNTERS) + " |")
 
-    json.dump({"date": args.start, "commit": args.commit, "kernel": args.kernel, "link": args.link,
+    json.dump({"date": args.start, "commit": args.commit, "kernel": args.kernel, "link": " ".join(link),
                "rounds": int(args.rounds), "bw_iters": int(args.bw_iters), "lat_iters": int(args.iters),
                "host_load_1min": load, "sides": SIDES, "results": table, "variants": variant_table,
                "targets": targets,
