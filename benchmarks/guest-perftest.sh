@@ -61,8 +61,9 @@
 # samples mr0's planeN_tx_packets every ~100 ms into
 # $RESULTS/planefail-VARIANT.txt ("EPOCHREALTIME plane0 plane1" lines, and
 # "# cutting T" / "# cut T" / "# restore T" / "# start T" / "# end T" marks:
-# the cut command started and returned, ...) and the exit
-# status of both programs into planefail-VARIANT.rc.
+# the cut handed over and the hand-over returned, ...; the host's capture
+# finds when the plane really went quiet) and the exit status of both
+# programs into planefail-VARIANT.rc.
 #
 # --perf: each guest samples itself whole (perf record -a -g, 499 Hz) while
 # a program runs and writes the profile, read in the guest against its own
@@ -211,9 +212,16 @@ netem_line() {
 
 # A plane cut is handed to a tc or ip started before the transfer, in batch
 # mode on a fifo (cutter_start TOOL, cutter LINE, cutter_stop): starting a
-# program takes a TCG guest's one vCPU for 250-500 ms (measured, "cut
-# command ms" in the report), which the capture would count as the
-# transport's failover.
+# program takes a TCG guest's one vCPU for 250-500 ms, which the capture
+# would count as the transport's failover.  Nothing else of the script's
+# runs on that vCPU while the cut is carried out: cutter hands LINE over and
+# returns, the tool writes only when a line fails, and cutter_stop reads
+# that after the restore.  The guests' softirq work (the transport, the
+# planes' shapers) runs in ksoftirqd, which waits behind every runnable
+# task (ftrace, sched_switch): a loop looking at eth1's operstate every
+# millisecond until it read "down" took 60-90% of the vCPU for the 20-70 ms
+# that took.  The tool is not niced: at nice 19 the busy-polling perftest
+# left it no time to take the link down within 4 s.
 cutter_start() {
 	# (the working directory is a 9p share, which refuses fifos)
 	cutter_fifo=$(mktemp -u /dev/shm/metaroce-cutter.XXXXXX)
@@ -229,20 +237,6 @@ cutter_stop() {
 	if ! wait "$cutter_pid" || [ -s cutter.out ]; then
 		fail "plane cut: $(cat cutter.out)"
 	fi
-}
-# wait_operstate DEV STATE: until DEV's operstate is STATE, looking every
-# millisecond (up to 10 s) and sleeping between looks: it runs on the
-# sender's one vCPU while the cut is being measured, so it must not spin.
-wait_operstate() {
-	local st i tick
-	exec {tick}<> <(:)
-	for ((i = 0; i < 10000; i++)); do
-		read -r st <"/sys/class/net/$1/operstate"
-		[ "$st" = "$2" ] && break
-		read -r -t 0.001 -u "$tick" _ || :
-	done
-	exec {tick}>&-
-	[ "$st" = "$2" ] || fail "$1 did not become $2"
 }
 
 # What each program runs with, which column of its client's output is
@@ -451,7 +445,7 @@ wait_s() {
 # SECONDS over both planes; guest 1 samples, cuts plane 1 CUT_AFTER seconds
 # into the measurement and restores it RESTORE_AFTER seconds later.
 planefail() {
-	local variant=$1 secs=$2 cut_after=${3:-} restore_after=${4:-} rc=0 spid ppid
+	local variant=$1 secs=$2 cut_after=${3:-} restore_after=${4:-} rc=0 spid ppid cutting cut state
 	local f=$RESULTS/planefail-$variant.txt
 	local -a args
 	port=$((port + 1))
@@ -487,15 +481,19 @@ planefail() {
 			cutter_start ip ;;
 		esac
 		wait_s "$cut_after"
-		# "# cutting" when the cut is handed over, "# cut" when it is
-		# handed over (netem) or the link reports down (linkdown).
-		echo "# cutting $EPOCHREALTIME" >>"$f"
+		# The marks are written when the restore is done: writing to the
+		# 9p share costs the sender's vCPU too.  "# cutting" and "# cut"
+		# when the cut is handed over and the hand-over returned.
+		cutting=$EPOCHREALTIME
 		cutter "$cut_line"
-		[ "$variant" = linkdown ] && wait_operstate eth1 down
-		echo "# cut $EPOCHREALTIME" >>"$f"
+		cut=$EPOCHREALTIME
 		wait_s "$restore_after"
+		if [ "$variant" = linkdown ]; then
+			read -r state </sys/class/net/eth1/operstate
+			[ "$state" = down ] || fail "eth1 is $state after '$cut_line'"
+		fi
 		cutter "$restore_line"
-		echo "# restore $EPOCHREALTIME" >>"$f"
+		printf '# cutting %s\n# cut %s\n# restore %s\n' "$cutting" "$cut" "$EPOCHREALTIME" >>"$f"
 		cutter_stop
 	fi
 	wait "$ppid" || rc=$?

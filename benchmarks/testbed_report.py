@@ -328,7 +328,7 @@ def main():
               f"sender for ~4 s): plane 0 alone carries {pf['plane0_only_pps']:.0f} pkt/s "
               f"(plane 1 administratively down, {pf['plane0_only'].get('client_bw_MBps', '-')} MB/s); "
               f"sampled about every {pf['sample_interval_ms']} ms\n")
-        print("| cut | cut command ms | app errors | pre-cut pkt/s | lowest in 1 s after cut | median while cut "
+        print("| cut | cut hand-over ms | app errors | pre-cut pkt/s | lowest in 1 s after cut | median while cut "
               "| back to >= 0.9 x plane 0 alone | plane 1 used again after restore | after restore pkt/s | ib_write_bw MB/s |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for variant, v in pf["variants"].items():
