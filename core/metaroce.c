@@ -981,10 +981,24 @@ static int mrc_acked_after(const struct mrc_path *p,
 }
 
 /*
+ * MR-LOSS-003's packet count, on a path that has not shown reordering.
+ * Once a D-SACK has widened its window (MR-LOSS-011) a path's packets
+ * overtake each other as a matter of course and only time tells a loss
+ * (RFC 8985 6.2, RACK.reordering_seen).
+ */
+static int mrc_overtaken_enough(const struct mrc_path *p,
+				const struct mrc_tx_pkt *t)
+{
+	return !p->reo_mult &&
+	       p->largest_acked_seq - t->path_seq >= MRC_PKT_THRESHOLD;
+}
+
+/*
  * RACK-style detection per path (MR-LOSS-003/004): a packet is lost when a
- * packet sent MRC_PKT_THRESHOLD later on the same path was acknowledged,
- * or when a later one was acknowledged and 9/8 max(srtt, latest_rtt) has
- * passed since it was sent.  Reordering across paths never counts.
+ * packet sent MRC_PKT_THRESHOLD later on the same path was acknowledged
+ * (unless the path reorders), or when a later one was acknowledged and
+ * 9/8 max(srtt, latest_rtt) has passed since it was sent.  Reordering
+ * across paths never counts.
  */
 static void mrc_detect_lost(struct mrc_conn *c, u64 now)
 {
@@ -1000,8 +1014,7 @@ static void mrc_detect_lost(struct mrc_conn *c, u64 now)
 		    mrc_sack_unreported(c, psn))
 			continue;
 		thresh = mrc_reo_thresh(c, p, p);
-		if (p->largest_acked_seq - t->path_seq >= MRC_PKT_THRESHOLD ||
-		    t->sent_ns + thresh <= now)
+		if (mrc_overtaken_enough(p, t) || t->sent_ns + thresh <= now)
 			mrc_mark_lost(c, t, 0, 1, 1, now);
 		else if (t->sent_ns + thresh < c->loss_time_ns)
 			c->loss_time_ns = t->sent_ns + thresh;

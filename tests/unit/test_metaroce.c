@@ -1496,6 +1496,67 @@ static void dsack_reports_a_spurious_retransmission(void **state)
 	pair_free(f);
 }
 
+/*
+ * A path whose retransmission proved spurious has shown that its packets
+ * overtake each other: three later ones acknowledged no longer declare a
+ * packet lost, only the time threshold does (RFC 8985 6.2).
+ *
+ * covers: MR-LOSS-003 MR-LOSS-004 MR-LOSS-011
+ */
+static void packet_count_yields_once_a_path_reorders(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d0, d1, r, re, d[5];
+	unsigned int i;
+
+	(void)state;
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 2 * FX_MTU);
+	post(f);
+	d0 = take(f, &f->a);
+	d1 = take(f, &f->a);
+	f->now = 20000;
+	assert_int_equal(give(f, &f->b, &d1), 0);
+	r = take(f, &f->b);
+	f->now = 40000;
+	assert_int_equal(give(f, &f->a, &r), 0);
+	fire(f, &f->a);			/* time threshold: d0 "lost" */
+	re = take(f, &f->a);
+	assert_true(re.b[2] & MR_FLAG_RETX);
+	deliver_and_ack(f, &f->a, &f->b, &d0);	/* ... it was late */
+	assert_int_equal(give(f, &f->b, &re), 0);
+	r = take(f, &f->b);
+	assert_true(r.b[35] & MR_ACK_F_DSACK);
+	assert_int_equal(give(f, &f->a, &r), 0);
+	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 2);
+	assert_int_equal(pstats(&f->a, 0).lost, 1);
+
+	/* d[0] is overtaken by four later packets of its path */
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 5 * FX_MTU);
+	post(f);
+	for (i = 0; i < 5; i++) {
+		d[i] = take(f, &f->a);
+		assert_true(d[i].len > 0);
+	}
+	f->now += 1000;
+	for (i = 1; i < 5; i++)
+		deliver_and_ack(f, &f->a, &f->b, &d[i]);
+	assert_int_equal(take(f, &f->a).len, 0);
+	assert_int_equal(pstats(&f->a, 0).lost, 1);
+	/* its reordering window passes: now it is lost */
+	assert_true(mrc_next_deadline(f->a.conn) > f->now);
+	fire(f, &f->a);
+	r = take(f, &f->a);
+	assert_true(r.len > 0);
+	assert_int_equal(be32(r.b + 8), be32(d[0].b + 8));
+	assert_true(r.b[2] & MR_FLAG_RETX);
+	assert_int_equal(pstats(&f->a, 0).lost, 2);
+	assert_int_equal(pstats(&f->a, 0).ptos, 0);
+	deliver_and_ack(f, &f->a, &f->b, &r);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	pair_free(f);
+}
+
 /* covers: MR-LOSS-011 */
 static void duplicate_of_a_single_transmission_is_not_spurious(void **state)
 {
@@ -3016,6 +3077,7 @@ int main(void)
 		cmocka_unit_test(recv_packet_ex_rejects_unknown_flags),
 		cmocka_unit_test(delay_above_target_shrinks_the_window),
 		cmocka_unit_test(dsack_reports_a_spurious_retransmission),
+		cmocka_unit_test(packet_count_yields_once_a_path_reorders),
 		cmocka_unit_test(silence_seen_across_paths_fails_over_before_the_pto),
 		cmocka_unit_test(random_loss_makes_no_path_silent),
 		cmocka_unit_test(capped_ack_makes_no_path_silent),
