@@ -13,7 +13,8 @@
 # --perf: where a condition's time goes; the profiles are in the guest logs,
 # perf-*.txt, and the run's numbers are not for comparison), LINK (a rate,
 # e.g. 40mbit: every plane a link of that rate with an ECN-marking queue,
-# guest-perftest.sh --link; unset: as fast as the emulator goes, no marks).
+# guest-perftest.sh --link; unset: as fast as the emulator goes, no marks),
+# KERNEL (6.1: the guests' kernel, vmtest.sh --kernel).
 #
 # Three sides alternate within each round (benchmarks/guest-perftest.sh):
 # MetaRoCE over both planes (mr2), MetaRoCE over plane 0 only (mr1) and
@@ -72,7 +73,7 @@ if [ -n "${pf[*]}" ] && command -v tcpdump >/dev/null; then
 	cappid=$!
 fi
 rc=0
-"$root/tests/vm/vmtest.sh" --guests 2 --planes 2 --timeout 5400 --out "$log" -- \
+"$root/tests/vm/vmtest.sh" --kernel "${KERNEL:-6.1}" --guests 2 --planes 2 --timeout 5400 --out "$log" -- \
 	"$root/benchmarks/guest-perftest.sh" "$build" --rounds "$rounds" --sides "$sides" \
 	--conds "$conds" --progs "$progs" --bw-iters "$bw_iters" --iters "$iters" "${pf[@]}" \
 	${PERF:+--perf} ${LINK:+--link "$LINK"} || rc=$?
