@@ -981,10 +981,10 @@ static int mrc_acked_after(const struct mrc_path *p,
 }
 
 /*
- * MR-LOSS-003's packet count, on a path that has not shown reordering.
- * Once a D-SACK has widened its window (MR-LOSS-011) a path's packets
- * overtake each other as a matter of course and only time tells a loss
- * (RFC 8985 6.2, RACK.reordering_seen).
+ * MR-LOSS-003's packet count, on a path that has not shown reordering:
+ * once a D-SACK has widened its window (MR-LOSS-011), a packet of it
+ * declared lost had only been overtaken, and until the window narrows
+ * again only time tells a loss (RFC 8985 6.2, RACK.reordering_seen).
  */
 static int mrc_overtaken_enough(const struct mrc_path *p,
 				const struct mrc_tx_pkt *t)
