@@ -213,15 +213,15 @@ netem_line() {
 # A plane cut is handed to a tc or ip started before the transfer, in batch
 # mode on a fifo (cutter_start TOOL, cutter LINE, cutter_stop): starting a
 # program takes a TCG guest's one vCPU for 250-500 ms, which the capture
-# would count as the transport's failover.  Nothing else of the script's
-# runs on that vCPU while the cut is carried out: cutter hands LINE over and
-# returns, the tool writes only when a line fails, and cutter_stop reads
-# that after the restore.  The guests' softirq work (the transport, the
-# planes' shapers) runs in ksoftirqd, which waits behind every runnable
-# task (ftrace, sched_switch): a loop looking at eth1's operstate every
-# millisecond until it read "down" took 60-90% of the vCPU for the 20-70 ms
-# that took.  The tool is not niced: at nice 19 the busy-polling perftest
-# left it no time to take the link down within 4 s.
+# would count as the transport's failover.  While the cut is carried out
+# only the sampler of the script's runs on that vCPU, as in every variant:
+# cutter hands LINE over and returns, the tool writes only when a line
+# fails, and cutter_stop reads that after the restore.  On 6.1 the guests'
+# softirq work (the transport, the planes' shapers) waits in ksoftirqd
+# behind every runnable task (ftrace, sched_switch): a loop looking at
+# eth1's operstate every millisecond until it read "down" took 60-90% of
+# the vCPU for the 20-70 ms that took.  The tool is not niced: at nice 19
+# the busy-polling perftest left it no time to take the link down in 4 s.
 cutter_start() {
 	# (the working directory is a 9p share, which refuses fifos)
 	cutter_fifo=$(mktemp -u /dev/shm/metaroce-cutter.XXXXXX)
@@ -445,7 +445,7 @@ wait_s() {
 # SECONDS over both planes; guest 1 samples, cuts plane 1 CUT_AFTER seconds
 # into the measurement and restores it RESTORE_AFTER seconds later.
 planefail() {
-	local variant=$1 secs=$2 cut_after=${3:-} restore_after=${4:-} rc=0 spid ppid cutting cut state
+	local variant=$1 secs=$2 cut_after=${3:-} restore_after=${4:-} rc=0 spid ppid cutting cut state tick
 	local f=$RESULTS/planefail-$variant.txt
 	local -a args
 	port=$((port + 1))
@@ -481,20 +481,25 @@ planefail() {
 			cutter_start ip ;;
 		esac
 		wait_s "$cut_after"
-		# The marks are written when the restore is done: writing to the
-		# 9p share costs the sender's vCPU too.  "# cutting" and "# cut"
-		# when the cut is handed over and the hand-over returned.
+		# Between the cut and the restore the script only sleeps, on a
+		# tick opened before (wait_s starts a process substitution); the
+		# sampler goes on as in every variant.  The marks are written
+		# after the restore: writing to the 9p share costs the vCPU too.
+		# "# cutting" and "# cut": the cut handed over, the hand-over
+		# returned (the capture finds when the plane went quiet).
+		exec {tick}<> <(:)
 		cutting=$EPOCHREALTIME
 		cutter "$cut_line"
 		cut=$EPOCHREALTIME
-		wait_s "$restore_after"
-		if [ "$variant" = linkdown ]; then
-			read -r state </sys/class/net/eth1/operstate
-			[ "$state" = down ] || fail "eth1 is $state after '$cut_line'"
-		fi
+		read -r -t "$restore_after" -u "$tick" _ || :
+		exec {tick}>&-
+		state=down
+		[ "$variant" = linkdown ] && read -r state </sys/class/net/eth1/operstate
 		cutter "$restore_line"
 		printf '# cutting %s\n# cut %s\n# restore %s\n' "$cutting" "$cut" "$EPOCHREALTIME" >>"$f"
 		cutter_stop
+		# (restored first: the server would wait out its timeout)
+		[ "$state" = down ] || fail "eth1 was $state after '$cut_line'"
 	fi
 	wait "$ppid" || rc=$?
 	echo "# end $EPOCHREALTIME" >>"$f"

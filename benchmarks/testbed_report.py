@@ -150,7 +150,7 @@ def planefail(log):
             "recovery_ms": round((back - cut) * 1000) if back else None,
             "plane1_back_ms": round((after - restore) * 1000) if after else None,
             "cut_s": round(restore - cut, 2),
-            "cut_command_ms": round((cut - m["cutting"]) * 1000, 1) if "cutting" in m else None,
+            "cut_handover_ms": round((cut - m["cutting"]) * 1000, 1) if "cutting" in m else None,
         }
     # The host's capture of the same transfers, where loss-vs-rxe.sh took one.
     pcap = os.path.join(log, "planefail.pcap")
@@ -336,7 +336,7 @@ def main():
                 return "-" if x is None else f"{x:.0f}"
             rec = "not reached" if v["recovery_ms"] is None else f"{v['recovery_ms']} ms"
             back = "-" if v["plane1_back_ms"] is None else f"{v['plane1_back_ms']} ms"
-            print(f"| {v['cut']} | {n(v.get('cut_command_ms'))} | {v['application_errors']} | {n(v['pre_cut_pps'])} "
+            print(f"| {v['cut']} | {n(v.get('cut_handover_ms'))} | {v['application_errors']} | {n(v['pre_cut_pps'])} "
                   f"| {n(v['min_after_cut_pps'])} | {n(v['during_cut_median_pps'])} | {rec} | {back} "
                   f"| {n(v['after_restore_pps'])} | {v['client_bw_MBps']} |")
         if "capture" in pf:
