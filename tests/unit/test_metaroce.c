@@ -195,9 +195,9 @@ static void third_later_ack_on_the_path_declares_loss(void **state)
 }
 
 /*
- * Two packets sent on one path at 0: the second arrives at 20 us, and its
- * ACK, which reports the first missing, reaches the sender at 40 us.
- * Returns the first, still in flight.
+ * Two packets sent on one path now: the second arrives 20 us later, and
+ * its ACK, which reports the first missing, reaches the sender 20 us after
+ * that.  Returns the first, still in flight.
  */
 static struct pkt second_of_two_acked_first(struct fx *f)
 {
@@ -207,11 +207,11 @@ static struct pkt second_of_two_acked_first(struct fx *f)
 	post(f);
 	d0 = take(f, &f->a);
 	d1 = take(f, &f->a);
-	f->now = 20000;
+	f->now += 20000;
 	assert_int_equal(give(f, &f->b, &d1), 0);
 	r = take(f, &f->b);		/* immediate: there is a gap */
 	assert_true(r.len > 0);
-	f->now = 40000;
+	f->now += 20000;
 	assert_int_equal(give(f, &f->a, &r), 0);
 	return d0;
 }
@@ -1502,6 +1502,17 @@ static void dsack_reports_a_spurious_retransmission(void **state)
 	pair_free(f);
 }
 
+/* A's next packet is a retransmission of orig: delivered and acknowledged. */
+static void resent_and_delivered(struct fx *f, const struct pkt *orig)
+{
+	struct pkt r = take(f, &f->a);
+
+	assert_true(r.len > 0);
+	assert_int_equal(be32(r.b + 8), be32(orig->b + 8));
+	assert_true(r.b[2] & MR_FLAG_RETX);
+	deliver_and_ack(f, &f->a, &f->b, &r);
+}
+
 /*
  * A path whose retransmission proved spurious has shown that its packets
  * overtake each other: three later ones acknowledged no longer declare a
@@ -1544,13 +1555,64 @@ static void packet_count_yields_once_a_path_reorders(void **state)
 	/* its reordering window passes: now it is lost */
 	assert_true(mrc_next_deadline(f->a.conn) > f->now);
 	fire(f, &f->a);
-	r = take(f, &f->a);
-	assert_true(r.len > 0);
-	assert_int_equal(be32(r.b + 8), be32(d[0].b + 8));
-	assert_true(r.b[2] & MR_FLAG_RETX);
 	assert_int_equal(pstats(&f->a, 0).lost, 2);
 	assert_int_equal(pstats(&f->a, 0).ptos, 0);
-	deliver_and_ack(f, &f->a, &f->b, &r);
+	resent_and_delivered(f, &d[0]);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	pair_free(f);
+}
+
+/*
+ * The widened window and the packet count's absence last 16 window
+ * reductions without a D-SACK: real losses, each found by time, then the
+ * count applies again.
+ *
+ * covers: MR-LOSS-003 MR-LOSS-011
+ */
+static void packet_count_returns_after_losses_without_dsack(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d0, re, d[4];
+	unsigned int i, lost;
+
+	(void)state;
+	/* a spurious retransmission: window widened, count off */
+	d0 = second_of_two_acked_first(f);
+	fire(f, &f->a);
+	re = take(f, &f->a);
+	deliver_and_ack(f, &f->a, &f->b, &d0);
+	deliver_and_ack(f, &f->a, &f->b, &re);
+	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 2);
+	/* 16 real losses, each a window reduction of its own */
+	for (i = 0; i < 16; i++) {
+		assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 2);
+		f->now += 1000000;	/* past the last recovery */
+		d0 = second_of_two_acked_first(f);
+		fire(f, &f->a);
+		resent_and_delivered(f, &d0);
+	}
+	assert_int_equal(pstats(&f->a, 0).loss_decreases, 17);
+	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 1);
+	/*
+	 * The count is back: three later packets acknowledged, d[0] lost
+	 * at once (the halved window lets one more out per ACK).
+	 */
+	f->now += 1000000;
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, 4 * FX_MTU);
+	post(f);
+	d[0] = take(f, &f->a);
+	d[1] = take(f, &f->a);
+	lost = pstats(&f->a, 0).lost;
+	f->now += 1000;
+	for (i = 1; i < 4; i++) {
+		assert_true(d[i].len > 0);
+		deliver_and_ack(f, &f->a, &f->b, &d[i]);
+		if (i < 3)
+			d[i + 1] = take(f, &f->a);
+	}
+	assert_int_equal(pstats(&f->a, 0).lost, lost + 1);
+	resent_and_delivered(f, &d[0]);
 	assert_int_equal(f->a.failures + f->b.failures, 0);
 	pair_free(f);
 }
@@ -3076,6 +3138,7 @@ int main(void)
 		cmocka_unit_test(delay_above_target_shrinks_the_window),
 		cmocka_unit_test(dsack_reports_a_spurious_retransmission),
 		cmocka_unit_test(packet_count_yields_once_a_path_reorders),
+		cmocka_unit_test(packet_count_returns_after_losses_without_dsack),
 		cmocka_unit_test(silence_seen_across_paths_fails_over_before_the_pto),
 		cmocka_unit_test(random_loss_makes_no_path_silent),
 		cmocka_unit_test(capped_ack_makes_no_path_silent),
