@@ -1514,20 +1514,14 @@ static void resent_and_delivered(struct fx *f, const struct pkt *orig)
 }
 
 /*
- * A path whose retransmission proved spurious has shown that its packets
- * overtake each other: three later ones acknowledged no longer declare a
- * packet lost, only the time threshold does (RFC 8985 6.2).
- *
- * covers: MR-LOSS-003 MR-LOSS-004 MR-LOSS-011
+ * One packet found lost by time and resent, then found late: the original
+ * and its copy both arrive, the peer reports the copy a duplicate
+ * (D-SACK), and path 0's reordering window widens (MR-LOSS-011).
  */
-static void packet_count_yields_once_a_path_reorders(void **state)
+static void spurious_retransmission_widens(struct fx *f)
 {
-	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
-	struct fx *f = pair_new(&cfg);
-	struct pkt d0, r, re, d[5];
-	unsigned int i;
+	struct pkt d0, r, re;
 
-	(void)state;
 	d0 = second_of_two_acked_first(f);
 	fire(f, &f->a);			/* time threshold: d0 "lost" */
 	re = take(f, &f->a);
@@ -1538,6 +1532,24 @@ static void packet_count_yields_once_a_path_reorders(void **state)
 	assert_true(r.b[35] & MR_ACK_F_DSACK);
 	assert_int_equal(give(f, &f->a, &r), 0);
 	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 2);
+}
+
+/*
+ * A path whose retransmission proved spurious has shown that its packets
+ * overtake each other: three later ones acknowledged no longer declare a
+ * packet lost, only the time threshold does (RFC 8985 6.2).
+ *
+ * covers: MR-LOSS-003 MR-LOSS-004 MR-LOSS-011
+ */
+static void packet_count_yields_once_a_path_reorders(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	struct pkt d[5];
+	unsigned int i;
+
+	(void)state;
+	spurious_retransmission_widens(f);
 	assert_int_equal(pstats(&f->a, 0).lost, 1);
 
 	/* d[0] is overtaken by four later packets of its path */
@@ -1573,17 +1585,11 @@ static void packet_count_returns_after_losses_without_dsack(void **state)
 {
 	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
 	struct fx *f = pair_new(&cfg);
-	struct pkt d0, re, d[4];
+	struct pkt d0, d[4];
 	unsigned int i, lost;
 
 	(void)state;
-	/* a spurious retransmission: window widened, count off */
-	d0 = second_of_two_acked_first(f);
-	fire(f, &f->a);
-	re = take(f, &f->a);
-	deliver_and_ack(f, &f->a, &f->b, &d0);
-	deliver_and_ack(f, &f->a, &f->b, &re);
-	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 2);
+	spurious_retransmission_widens(f);	/* window widened, count off */
 	/* 16 real losses, each a window reduction of its own */
 	for (i = 0; i < 16; i++) {
 		assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 2);
