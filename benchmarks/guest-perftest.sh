@@ -41,9 +41,9 @@
 #   than a standing queue; measured in docs/results/testbed.md): the
 #   condition's netem, then tbf at RATE, then fq_codel with ce_threshold
 #   MARK (its own drop law out of reach: target 1 s; packets that are not
-#   ECN-capable, rdma_rxe's, meet a 2000-packet tail drop).  Without it the planes are as fast as the
-#   emulator moves datagrams, and the only queue that fills is the host's
-#   socket buffer, which drops and marks nothing.
+#   ECN-capable, rdma_rxe's, meet a 2000-packet tail drop).  Without it the
+#   planes are as fast as the emulator moves datagrams, and the only queue
+#   that fills is the host's socket buffer, which drops and marks nothing.
 # For every round, condition and program the sides run back to back, their
 # order reversed every other round.  Guest 0 serves, guest 1 is the client
 # and writes "round cond side prog value unit" lines to $RESULTS/bench.txt
@@ -418,34 +418,31 @@ set_attr cc_delay_target_ns "$default_target"
 set_attr ack_hold_ns "$default_hold"
 
 # ------------------------------------------------------------ plane failure
+# wait_s SECONDS: sleep without starting a program (sleep(1) from the 9p root
+# took seconds longer than asked on a loaded host; a process substitution
+# per sleep would start one at the moment of a plane cut): a read that times
+# out on a pipe nobody writes, opened once.
+exec {sleep_fd}<> <(:)
+wait_s() { read -r -t "$1" -u "$sleep_fd" _ || :; }
+
 # sample FILE: mr0's per-plane tx counters every ~100 ms until ./stop-sampling
 # exists (bash builtins only: a program started from the 9p root costs more
 # than the interval under TCG).
 sample() {
-	local c=/sys/class/infiniband/mr0/ports/1/hw_counters a b tick
-	exec {tick}<> <(:)
+	local c=/sys/class/infiniband/mr0/ports/1/hw_counters a b
 	while [ ! -e stop-sampling ]; do
 		read -r a <"$c/plane0_tx_packets"
 		read -r b <"$c/plane1_tx_packets"
 		echo "$EPOCHREALTIME $a $b"
-		read -r -t 0.1 -u "$tick" _ || :
+		wait_s 0.1
 	done >>"$1"
-}
-
-# wait_s SECONDS: sleep without starting a program (sleep(1) from the 9p root
-# took seconds longer than asked on a loaded host).
-wait_s() {
-	local tick
-	exec {tick}<> <(:)
-	read -r -t "$1" -u "$tick" _ || :
-	exec {tick}>&-
 }
 
 # planefail VARIANT SECONDS [CUT_AFTER RESTORE_AFTER]: ib_write_bw -D
 # SECONDS over both planes; guest 1 samples, cuts plane 1 CUT_AFTER seconds
 # into the measurement and restores it RESTORE_AFTER seconds later.
 planefail() {
-	local variant=$1 secs=$2 cut_after=${3:-} restore_after=${4:-} rc=0 spid ppid cutting cut state tick
+	local variant=$1 secs=$2 cut_after=${3:-} restore_after=${4:-} rc=0 spid ppid cutting cut state
 	local f=$RESULTS/planefail-$variant.txt
 	local -a args
 	port=$((port + 1))
@@ -481,18 +478,15 @@ planefail() {
 			cutter_start ip ;;
 		esac
 		wait_s "$cut_after"
-		# Between the cut and the restore the script only sleeps, on a
-		# tick opened before (wait_s starts a process substitution); the
+		# Between the cut and the restore the script only sleeps; the
 		# sampler goes on as in every variant.  The marks are written
 		# after the restore: writing to the 9p share costs the vCPU too.
 		# "# cutting" and "# cut": the cut handed over, the hand-over
 		# returned (the capture finds when the plane went quiet).
-		exec {tick}<> <(:)
 		cutting=$EPOCHREALTIME
 		cutter "$cut_line"
 		cut=$EPOCHREALTIME
-		read -r -t "$restore_after" -u "$tick" _ || :
-		exec {tick}>&-
+		wait_s "$restore_after"
 		state=down
 		[ "$variant" = linkdown ] && read -r state </sys/class/net/eth1/operstate
 		cutter "$restore_line"
