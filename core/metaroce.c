@@ -1773,14 +1773,18 @@ static u64 mrc_tlp_srtt(const struct mrc_conn *c)
  * descheduled), a ping-pong sent a spurious probe and its duplicate's
  * ACK for one message in ten.  Lost tails send no duplicates, so where
  * probes find losses the wait stays 2 srtt; MRC_REO_PERSIST probes
- * without a duplicate reset it.
+ * without a duplicate reset it.  No probe while a loss timer runs
+ * (c->loss_time_ns): a later packet of a suspect's path was acknowledged,
+ * so the peer is there and RACK decides; a probe would resend a real
+ * loss uncharged and leave the path's window whole (Linux TCP's
+ * reordering timer likewise replaces the loss probe).
  */
 static u64 mrc_tlp_deadline(const struct mrc_conn *c)
 {
 	u64 srtt;
 
-	if (c->tlp_out || c->lost_count || c->sq_pkt != c->sq_tail ||
-	    c->snd_una == c->snd_nxt)
+	if (c->tlp_out || c->lost_count || c->loss_time_ns != MRC_U64_MAX ||
+	    c->sq_pkt != c->sq_tail || c->snd_una == c->snd_nxt)
 		return MRC_U64_MAX;
 	srtt = mrc_tlp_srtt(c);
 	return c->last_send_ns + 2 * srtt + srtt / 2 * c->tlp_mult +

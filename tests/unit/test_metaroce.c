@@ -195,25 +195,31 @@ static void third_later_ack_on_the_path_declares_loss(void **state)
 }
 
 /*
- * Two packets sent on one path now: the second arrives 20 us later, and
- * its ACK, which reports the first missing, reaches the sender 20 us after
- * that.  Returns the first, still in flight.
+ * Two packets sent on one path now: the second arrives rtt / 2 later, and
+ * its ACK, which reports the first missing, reaches the sender rtt after
+ * they were sent.  Returns the first, still in flight.
  */
-static struct pkt second_of_two_acked_first(struct fx *f)
+static struct pkt second_of_two_acked_after(struct fx *f, uint64_t rtt)
 {
+	uint64_t sent = f->now;
 	struct pkt d0, d1, r;
 
 	add_msg(&f->a, MRC_OP_RDMA_WRITE, 2 * FX_MTU);
 	post(f);
 	d0 = take(f, &f->a);
 	d1 = take(f, &f->a);
-	f->now += 20000;
+	f->now = sent + rtt / 2;
 	assert_int_equal(give(f, &f->b, &d1), 0);
 	r = take(f, &f->b);		/* immediate: there is a gap */
 	assert_true(r.len > 0);
-	f->now += 20000;
+	f->now = sent + rtt;
 	assert_int_equal(give(f, &f->a, &r), 0);
 	return d0;
+}
+
+static struct pkt second_of_two_acked_first(struct fx *f)
+{
+	return second_of_two_acked_after(f, 40000);
 }
 
 /* covers: MR-LOSS-004 MR-CC-002 MR-PATH-004 */
@@ -1619,6 +1625,62 @@ static void packet_count_returns_after_losses_without_dsack(void **state)
 	}
 	assert_int_equal(pstats(&f->a, 0).lost, lost + 1);
 	resent_and_delivered(f, &d[0]);
+	assert_int_equal(f->a.failures + f->b.failures, 0);
+	pair_free(f);
+}
+
+/*
+ * An ACK slower than the path's srtt reports the older of two packets on a
+ * reordering path missing.  Its loss timer, 10/8 of that RTT after it was
+ * sent, ends after the tail probe's 2 srtt + max_ack_delay would have: the
+ * probe waits for it.  RACK declares the packet lost, charged, and halves
+ * the window; the probe would have resent it uncharged and cut nothing
+ * (Linux TCP's reordering timer likewise takes the loss probe's place).
+ *
+ * covers: MR-LOSS-004 MR-LOSS-010 MR-LOSS-011
+ */
+static void pending_loss_timer_holds_the_tail_probe(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
+	struct fx *f = pair_new(&cfg);
+	uint64_t srtt, rtt, lo, t, probe_at;
+	struct mrc_path_stats before;
+	struct pkt d0;
+
+	(void)state;
+	spurious_retransmission_widens(f);	/* threshold 10/8 rtt */
+	f->now += 1000000;
+	/*
+	 * A sample of rtt makes srtt' = 7/8 srtt + rtt / 8.  The loss timer
+	 * (10/8 rtt) ends after the probe (2 srtt' + max_ack_delay) when
+	 * rtt > lo = 7/4 srtt + max_ack_delay, and the ACK comes before the
+	 * probe when 3/4 rtt < lo: rtt halfway, in whole 1024 ns ticks.
+	 */
+	srtt = pstats(&f->a, 0).srtt_ns;
+	lo = 7 * srtt / 4 + cfg.max_ack_delay_ns;
+	rtt = (7 * lo / 6) & ~(uint64_t)1023;
+	t = f->now;
+	d0 = second_of_two_acked_after(f, rtt);
+	assert_int_equal(take(f, &f->a).len, 0);
+	before = pstats(&f->a, 0);
+	assert_true(before.srtt_ns > srtt);	/* the slow sample */
+
+	/* when the probe would have gone: nothing */
+	probe_at = t + 2 * before.srtt_ns + cfg.max_ack_delay_ns;
+	assert_true(f->now < probe_at);
+	f->now = probe_at;
+	mrc_handle_timeout(f->a.conn, f->now);
+	assert_int_equal(take(f, &f->a).len, 0);
+	assert_true(mrc_next_deadline(f->a.conn) > probe_at);
+
+	/* its loss timer: lost, charged, the window halved */
+	fire(f, &f->a);
+	assert_int_equal(cstats(&f->a).tlp_probes, 0);
+	assert_int_equal(pstats(&f->a, 0).lost, before.lost + 1);
+	assert_int_equal(pstats(&f->a, 0).loss_decreases,
+			 before.loss_decreases + 1);
+	assert_int_equal(pstats(&f->a, 0).ptos, 0);
+	resent_and_delivered(f, &d0);
 	assert_int_equal(f->a.failures + f->b.failures, 0);
 	pair_free(f);
 }
@@ -3145,6 +3207,7 @@ int main(void)
 		cmocka_unit_test(dsack_reports_a_spurious_retransmission),
 		cmocka_unit_test(packet_count_yields_once_a_path_reorders),
 		cmocka_unit_test(packet_count_returns_after_losses_without_dsack),
+		cmocka_unit_test(pending_loss_timer_holds_the_tail_probe),
 		cmocka_unit_test(silence_seen_across_paths_fails_over_before_the_pto),
 		cmocka_unit_test(random_loss_makes_no_path_silent),
 		cmocka_unit_test(capped_ack_makes_no_path_silent),
