@@ -587,6 +587,8 @@ static void spurious_tail_probe_widens_the_wait(void **state)
 	deliver_and_ack(f, &f->a, &f->b, &d[0]);
 	deliver_and_ack(f, &f->a, &f->b, &d[1]);
 	assert_int_equal(cstats(&f->a).spurious_retrans, 1);
+	/* a late ACK, not reordering: RACK's window and packet count stay */
+	assert_int_equal(pstats(&f->a, 0).reo_wnd_mult, 1);
 	/*
 	 * The next tail waits srtt / 2 longer.  Its probes find losses: the
 	 * original is lost, the probe alone arrives, no duplicate.  The
