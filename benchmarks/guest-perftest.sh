@@ -230,7 +230,15 @@ cutter_start() {
 	cutter_pid=$!
 	exec {cutter_fd}>"$cutter_fifo"
 }
-cutter() { echo "$*" >&"$cutter_fd"; }
+# A tool that exited early would end the script by SIGPIPE, without a word.
+cutter() {
+	local ok=1
+
+	trap '' PIPE
+	{ echo "$*" >&"$cutter_fd"; } 2>/dev/null || ok=0
+	trap - PIPE
+	[ "$ok" = 1 ] || fail "plane cut: the tool exited before '$*': $(cat cutter.out)"
+}
 cutter_stop() {
 	exec {cutter_fd}>&-
 	rm -f "$cutter_fifo"
