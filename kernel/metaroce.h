@@ -181,6 +181,11 @@ struct metaroce_dev {
 	 */
 	u32 window;
 	/*
+	 * Paths of a MetaRoCE-mode QP that asks for none (sysfs paths;
+	 * mrc_config.num_paths), the core's default at creation.
+	 */
+	u32 paths;
+	/*
 	 * The queueing delay the delay signal aims at (sysfs
 	 * cc_delay_target_ns, MR-CC-006) and whether only a loss that meets
 	 * such a queue shrinks a window (sysfs cc_loss_gate, MR-CC-007), read

@@ -274,8 +274,8 @@ static void metaroce_conn_config(const struct metaroce_qp *qp,
 	if (qp->mode == MRC_MODE_ROCEV2)
 		cfg->flags |= MRC_CFG_CALLER_ICRC;
 	if (qp->mode == MRC_MODE_METAROCE) {
-		if (qp->cfg_paths)
-			cfg->num_paths = qp->cfg_paths;
+		cfg->num_paths = qp->cfg_paths ? qp->cfg_paths :
+				 READ_ONCE(qp->mdev->paths);
 		cfg->cc_flags = qp->cc_flags;
 		if (READ_ONCE(qp->mdev->cc_loss_gate))
 			cfg->cc_flags |= MRC_CC_LOSS_GATE;

@@ -35,11 +35,9 @@ static int metaroce_query_device_resp(struct metaroce_dev *mdev,
 		.num_planes = metaroce_num_planes(mdev),
 		.max_paths = MRC_MAX_PATHS,
 	};
-	struct mrc_config cfg;
 
 	static_assert(METAROCE_MAX_QP_PATHS == MRC_MAX_PATHS);
-	mrc_config_default(&cfg, MRC_MODE_METAROCE);
-	resp.default_paths = cfg.num_paths;
+	resp.default_paths = READ_ONCE(mdev->paths);
 	resp.max_window = READ_ONCE(mdev->window);
 	if (metaroce_can_rocev2(mdev))
 		resp.caps |= METAROCE_DEVICE_CAP_ROCEV2;
@@ -428,6 +426,19 @@ METAROCE_DEV_ATTR_NUM(initial_rtt_ns, METAROCE_INITIAL_RTT_MIN_NS,
 METAROCE_DEV_ATTR_NUM(window, 1, MRC_MAX_WINDOW);
 
 /*
+ * /sys/class/infiniband/<dev>/paths: how many paths the MetaRoCE-mode QPs
+ * connected from now on without a number of their own (every ibv_* program;
+ * metarocedv_create_qp() without METAROCEDV_QP_INIT_ATTR_NUM_PATHS) spread
+ * their packets over, 1 .. MRC_MAX_PATHS, the core's default (4) at
+ * creation.  Each path has its own congestion window (MR-CC-001/002), so
+ * a random loss halves 1/paths of what a QP has in flight: more paths keep
+ * more of it under loss, and push a congested queue harder.  A responder
+ * answers on the path index the packet names modulo its own number, so
+ * set both ends alike.
+ */
+METAROCE_DEV_ATTR_NUM(paths, 1, MRC_MAX_PATHS);
+
+/*
  * /sys/class/infiniband/<dev>/cc_loss_gate: 1 if in the MetaRoCE-mode QPs
  * connected from now on a loss shrinks a path's window only when the
  * path's RTT shows a queue of cc_delay_target_ns (MR-CC-007); 0 (the
@@ -483,6 +494,7 @@ static struct attribute *metaroce_dev_attrs[] = {
 	&dev_attr_default_transport.attr,
 	&dev_attr_initial_rtt_ns.attr,
 	&dev_attr_window.attr,
+	&dev_attr_paths.attr,
 	&dev_attr_cc_loss_gate.attr,
 	&dev_attr_cc_delay_target_ns.attr,
 	&dev_attr_ack_hold_ns.attr,
@@ -546,6 +558,7 @@ int metaroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 	mrc_config_default(&cfg, MRC_MODE_METAROCE);
 	mdev->initial_rtt_ns = cfg.initial_rtt_ns;
 	mdev->window = METAROCE_WINDOW_DEFAULT;
+	mdev->paths = cfg.num_paths;
 	mdev->cc_delay_target_ns = METAROCE_CC_DELAY_TARGET_NS;
 	mdev->ack_hold_ns = METAROCE_ACK_HOLD_NS;
 

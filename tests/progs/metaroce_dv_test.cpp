@@ -3,9 +3,10 @@
  * Guest test of the direct verbs (metarocedv.h, libmetaroce.so.1) on real
  * MetaRoCE devices, run by tests/vm/t-kernel-transport.sh:
  *
- *   metaroce_dv_test query DEV --planes N --default MODE --window W [--rocev2]
+ *   metaroce_dv_test query DEV --planes N --default MODE --window W --paths P
+ *		      [--rocev2]
  *	metarocedv_query_device() against what the caller read from sysfs
- *	(default_transport, window) and metaroce-plane (the planes): caps,
+ *	(default_transport, window, paths) and metaroce-plane (the planes): caps,
  *	planes, paths, window; inlen shorter and longer than the structure; a
  *	non-metaroce device (if one is listed) gives EOPNOTSUPP.
  *
@@ -87,7 +88,8 @@ const char *mode_name(uint32_t m)
 						    "?";
 }
 
-int query(ibv_context *ctx, uint32_t planes, uint32_t def, uint32_t window, bool rocev2)
+int query(ibv_context *ctx, uint32_t planes, uint32_t def, uint32_t window,
+	  uint32_t paths, bool rocev2)
 {
 	metarocedv_device_attr a;
 
@@ -112,8 +114,8 @@ int query(ibv_context *ctx, uint32_t planes, uint32_t def, uint32_t window, bool
 	CHECK(a.max_planes == 4 && a.num_planes <= a.max_planes, "max_planes %u",
 	      a.max_planes);
 	CHECK(a.max_paths == METAROCEDV_MAX_PATHS, "max_paths %u", a.max_paths);
-	CHECK(a.default_paths >= 1 && a.default_paths <= a.max_paths,
-	      "default_paths %u", a.default_paths);
+	CHECK(a.default_paths == paths, "default_paths %u, sysfs says %u",
+	      a.default_paths, paths);
 	CHECK(a.max_window == window, "max_window %u, sysfs says %u", a.max_window, window);
 	CHECK(a.reserved == 0, "reserved %u", a.reserved);
 
@@ -603,7 +605,7 @@ int transfer(const std::string &dev_a, const std::string &dev_b, int gid_idx,
 [[noreturn]] void usage()
 {
 	std::fprintf(stderr,
-		     "usage: metaroce_dv_test query DEV --planes N --default MODE --window W [--rocev2]\n"
+		     "usage: metaroce_dv_test query DEV --planes N --default MODE --window W --paths P [--rocev2]\n"
 		     "       metaroce_dv_test create DEV --expect MODE\n"
 		     "       metaroce_dv_test transfer DEV_A DEV_B --gid IDX --paths N [--transport MODE] [--lossy] [--kib K]\n");
 	std::exit(2);
@@ -662,7 +664,7 @@ int main(int argc, char **argv)
 			    lossy ? ", lossy" : "", failures);
 		return failures ? 1 : 0;
 	}
-	if (!have_mode || (cmd == "query" && !window))
+	if (!have_mode || (cmd == "query" && (!window || !paths)))
 		usage();
 	ibv_context *ctx = open_by_name(dev);
 	if (!ctx) {
@@ -672,7 +674,7 @@ int main(int argc, char **argv)
 	CHECK(metarocedv_is_supported(ctx->device) == 1, "%s not supported",
 	      dev.c_str());
 	if (cmd == "query")
-		query(ctx, planes, mode, window, rocev2);
+		query(ctx, planes, mode, window, paths, rocev2);
 	else if (cmd == "create")
 		create(ctx, mode);
 	else

@@ -5,7 +5,7 @@
 #   tests/vm/vmtest.sh [--kernel VER] -- tests/vm/t-kernel-link.sh BUILD_DIR
 #
 # Checks: device creation on a veth and what sysfs shows of it (ABI version
-# attribute, the bounds of the window and initial_rtt_ns attributes,
+# attribute, the bounds of the window, paths and initial_rtt_ns attributes,
 # node type and GUID, link layer, P_Key, RoCEv2 GIDs from the
 # netdev's addresses); the port state following netdev up/down, peer
 # carrier and MTU; the errno of bad "rdma link add" requests; "rdma link
@@ -64,6 +64,7 @@ rw_attr() {
 	echo "$def" >"$sys/$name" || fail "$name refused its default $def"
 }
 rw_attr window 512 1 0 513 -1 abc ""
+rw_attr paths 4 16 0 17 -1 abc ""
 rw_attr initial_rtt_ns 100000 10000000000 999 10000000001 abc
 
 step "RoCEv2 GIDs"

@@ -19,7 +19,9 @@
 #     malformed drops, neither side completes, and a RoCEv2-mode client's
 #     send completes with "transport retry counter exceeded";
 #   - direct verbs (tests/progs/metaroce_dv_test): metarocedv_query_device
-#     agrees with sysfs and metaroce-plane, metarocedv_create_qp creates
+#     agrees with sysfs and metaroce-plane (window and paths read live),
+#     a MetaRoCE QP that asks for no paths gets the device's (sysfs paths
+#     at 8), metarocedv_create_qp creates
 #     and refuses what metarocedv_create_qp(3) says, and its explicit
 #     transport wins over METAROCE_TRANSPORT, which wins over the device
 #     default (the QP's statistics name the transport it got); after 1 MiB
@@ -140,16 +142,21 @@ step "direct verbs: query_device, create_qp and the precedence of an explicit tr
 dv_start=$SECONDS
 planes=$(ip netns exec mra "$build/tools/metaroce-plane" show mr0 | wc -l)
 read -r window </sys/class/infiniband/mr0/window
-dv query query mr0 --planes "$planes" --default metaroce --window "$window" --rocev2
+read -r paths </sys/class/infiniband/mr0/paths
+dv query query mr0 --planes "$planes" --default metaroce --window "$window" --paths "$paths" --rocev2
 dv create create mr0 --expect metaroce
 METAROCE_TRANSPORT=rocev2 dv create-env create mr0 --expect rocev2
 echo rocev2 >/sys/class/infiniband/mr0/default_transport || fail "setting mr0's default"
-# query_device reads the window live, as it does the default wire mode.
+# query_device reads the window and the paths live, as it does the
+# default wire mode; a MetaRoCE QP that asks for no paths gets the
+# device's (create checks each QP's against query_device's default_paths).
 echo 100 >/sys/class/infiniband/mr0/window || fail "setting mr0's window"
-dv query-dev query mr0 --planes "$planes" --default rocev2 --window 100 --rocev2
+echo 8 >/sys/class/infiniband/mr0/paths || fail "setting mr0's paths"
+dv query-dev query mr0 --planes "$planes" --default rocev2 --window 100 --paths 8 --rocev2
 echo "$window" >/sys/class/infiniband/mr0/window || fail "restoring mr0's window"
 dv create-dev create mr0 --expect rocev2
 METAROCE_TRANSPORT=metaroce dv create-env-over-dev create mr0 --expect metaroce
+echo "$paths" >/sys/class/infiniband/mr0/paths || fail "restoring mr0's paths"
 echo metaroce >/sys/class/infiniband/mr0/default_transport || fail "resetting mr0's default"
 
 step "direct verbs: per-path statistics after lossy transfers"
