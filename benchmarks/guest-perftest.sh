@@ -26,7 +26,8 @@
 #   cc_loss_gate, MR-CC-007) with a delay target of M ms (sysfs
 #   cc_delay_target_ns); with the suffix hN (mr1h300, ...) both devices
 #   hold a message's final ACK up to N us for a reply to carry it (sysfs
-#   ack_hold_ns, MR-LOSS-014).
+#   ack_hold_ns, MR-LOSS-014); with the suffix pN (mr2p8, ...) the QPs of
+#   both devices spread their packets over N paths (sysfs paths).
 # Conditions, put on every plane of both guests with netem (see cond_netem):
 #   0, a number P (loss P%), burst (Gilbert-Elliott loss, ~1% in bursts of 4
 #   on average) and reorder (1 ms delay for 3 packets of 4, the rest sent at
@@ -318,6 +319,7 @@ read -r default_window <$mr0_attr/window
 read -r default_gate <$mr0_attr/cc_loss_gate
 read -r default_target <$mr0_attr/cc_delay_target_ns
 read -r default_hold <$mr0_attr/ack_hold_ns
+read -r default_paths <$mr0_attr/paths
 set_attr() {
 	echo "$2" >"$mr0_attr/$1" || fail "setting mr0's $1 to $2"
 }
@@ -360,19 +362,22 @@ perf_stop() {
 run() {
 	local r=$1 cond=$2 side=$3 prog=$4 dev=mr0 v window=$default_window base=$3
 	local gate=$default_gate target=$default_target hold=$default_hold
+	local paths=$default_paths
 	local -a args env=()
 	port=$((port + 1))
 	# The pattern of benchmarks/bench_sides.py, which the reports use.
-	if [[ $side =~ ^(mr[12])(w([0-9]+))?(g([0-9]+))?(h([0-9]+))?$ ]]; then
+	if [[ $side =~ ^(mr[12])(w([0-9]+))?(g([0-9]+))?(h([0-9]+))?(p([0-9]+))?$ ]]; then
 		base=${BASH_REMATCH[1]}
 		[ -z "${BASH_REMATCH[2]}" ] || window=${BASH_REMATCH[3]}
 		[ -z "${BASH_REMATCH[4]}" ] || gate=1 target=$((BASH_REMATCH[5] * 1000000))
 		[ -z "${BASH_REMATCH[6]}" ] || hold=$((BASH_REMATCH[7] * 1000))
+		[ -z "${BASH_REMATCH[8]}" ] || paths=${BASH_REMATCH[9]}
 	fi
 	set_attr window "$window"
 	set_attr cc_loss_gate "$gate"
 	set_attr cc_delay_target_ns "$target"
 	set_attr ack_hold_ns "$hold"
+	set_attr paths "$paths"
 	case $base in
 	mr2) set_mr_planes 2 ;;
 	mr1) set_mr_planes 1 ;;
@@ -424,6 +429,7 @@ set_attr window "$default_window"
 set_attr cc_loss_gate "$default_gate"
 set_attr cc_delay_target_ns "$default_target"
 set_attr ack_hold_ns "$default_hold"
+set_attr paths "$default_paths"
 
 # ------------------------------------------------------------ plane failure
 # wait_s SECONDS: sleep without starting a program (sleep(1) from the 9p root
