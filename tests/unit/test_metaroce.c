@@ -197,7 +197,8 @@ static void third_later_ack_on_the_path_declares_loss(void **state)
 /*
  * Two packets sent on one path now: the second arrives rtt / 2 later, and
  * its ACK, which reports the first missing, reaches the sender rtt after
- * they were sent.  Returns the first, still in flight.
+ * they were sent, before any timer of the sender is due.  Returns the
+ * first, still in flight.
  */
 static struct pkt second_of_two_acked_after(struct fx *f, uint64_t rtt)
 {
@@ -213,6 +214,7 @@ static struct pkt second_of_two_acked_after(struct fx *f, uint64_t rtt)
 	r = take(f, &f->b);		/* immediate: there is a gap */
 	assert_true(r.len > 0);
 	f->now = sent + rtt;
+	assert_true(mrc_next_deadline(f->a.conn) > f->now);
 	assert_int_equal(give(f, &f->a, &r), 0);
 	return d0;
 }
@@ -1645,7 +1647,7 @@ static void pending_loss_timer_holds_the_tail_probe(void **state)
 {
 	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 1);
 	struct fx *f = pair_new(&cfg);
-	uint64_t srtt, rtt, lo, t, probe_at;
+	uint64_t srtt, rtt, lo, hi, t, probe_at;
 	struct mrc_path_stats before;
 	struct pkt d0;
 
@@ -1653,14 +1655,18 @@ static void pending_loss_timer_holds_the_tail_probe(void **state)
 	spurious_retransmission_widens(f);	/* threshold 10/8 rtt */
 	f->now += 1000000;
 	/*
-	 * A sample of rtt makes srtt' = 7/8 srtt + rtt / 8.  The loss timer
-	 * (10/8 rtt) ends after the probe (2 srtt' + max_ack_delay) when
-	 * rtt > lo = 7/4 srtt + max_ack_delay, and the ACK comes before the
-	 * probe when 3/4 rtt < lo: rtt halfway, in whole 1024 ns ticks.
+	 * The probe waits 2 srtt + max_ack_delay (no probe was spurious, no
+	 * ACK hold).  The ACK comes before it when rtt < hi = 2 srtt +
+	 * max_ack_delay.  Its sample makes srtt' = 7/8 srtt + rtt / 8, and
+	 * the loss timer (10/8 rtt) ends after the probe's new deadline
+	 * (2 srtt' + max_ack_delay) when rtt > lo = 7/4 srtt + max_ack_delay:
+	 * rtt halfway, in whole 1024 ns ticks.
 	 */
 	srtt = pstats(&f->a, 0).srtt_ns;
 	lo = 7 * srtt / 4 + cfg.max_ack_delay_ns;
-	rtt = (7 * lo / 6) & ~(uint64_t)1023;
+	hi = 2 * srtt + cfg.max_ack_delay_ns;
+	rtt = ((lo + hi) / 2) & ~(uint64_t)1023;
+	assert_true(rtt > lo && rtt < hi);
 	t = f->now;
 	d0 = second_of_two_acked_after(f, rtt);
 	assert_int_equal(take(f, &f->a).len, 0);
