@@ -116,7 +116,7 @@ static_assert((int)METAROCE_TRANSPORT_METAROCE == (int)MRC_MODE_METAROCE &&
 /* What a CREATE_QP request fixes for the QP's connection. */
 struct metaroce_qp_choice {
 	enum mrc_mode mode;
-	u32 num_paths;		/* 0: the core's default for the mode */
+	u32 num_paths;		/* 0: the device's (sysfs paths) at connect */
 	u32 cc_flags;		/* MRC_CC_* */
 	bool rings;		/* map the work queues (metaroce_ring.c) */
 };
@@ -151,7 +151,8 @@ static int metaroce_cc_flags(u32 profile, u32 *cc_flags)
 /*
  * The wire mode, paths and congestion control of a new QP
  * (MR-COMPAT-011): those the request names, else the device's default
- * mode and the core's defaults.  A request shorter than struct
+ * mode, its paths when the QP connects (sysfs paths) and the core's
+ * congestion control.  A request shorter than struct
  * metaroce_create_qp_req lacks the fields past its end; a longer one must
  * be zero beyond it.  Only RC QPs have a choice: UD and GSI are RoCEv2 UD;
  * paths and a congestion profile are MetaRoCE-mode attributes.
