@@ -429,7 +429,7 @@ METAROCE_DEV_ATTR_NUM(window, 1, MRC_MAX_WINDOW);
  * /sys/class/infiniband/<dev>/paths: how many paths the MetaRoCE-mode QPs
  * connected from now on without a number of their own (every ibv_* program;
  * metarocedv_create_qp() without METAROCEDV_QP_INIT_ATTR_NUM_PATHS) spread
- * their packets over, 1 .. MRC_MAX_PATHS, the core's default (4) at
+ * their packets over, 1 .. MRC_MAX_PATHS, the core's default at
  * creation.  Each path has its own congestion window (MR-CC-001/002), so
  * a random loss halves 1/paths of what a QP has in flight: more paths keep
  * more of it under loss, and push a congested queue harder.  A responder
