@@ -109,8 +109,10 @@ struct Pair {
 		  bool a_side, uint32_t cwnd, uint64_t rto_ns = 0)
 	{
 		mrc_config cfg = make_config(mode, paths, window, a_side);
-		if (cwnd)
-			cfg.init_cwnd = cfg.max_cwnd = cwnd;
+		if (cwnd) {	// each path starts with and keeps cwnd
+			cfg.init_cwnd = cwnd * cfg.num_paths;
+			cfg.max_cwnd = cwnd;
+		}
 		if (rto_ns)
 			cfg.rto_ns = rto_ns;
 		if (mrc_conn_init(c, &cfg, &kCallbacks, nullptr, now))

@@ -17,7 +17,7 @@ void mrc_config_default(struct mrc_config *cfg, enum mrc_mode mode)
 	cfg->retry_cnt = 7;
 	cfg->rnr_retry = MRC_RNR_INFINITE;
 	cfg->path_fail_ptos = 3;
-	cfg->init_cwnd = 16;
+	cfg->init_cwnd = 64;
 	cfg->max_cwnd = 128;
 	cfg->ack_every = 2;
 	cfg->initial_rtt_ns = 100000;		/* 100 us */
@@ -48,7 +48,7 @@ static int mrc_config_valid(const struct mrc_config *cfg)
 	if ((cfg->local_qpn | cfg->remote_qpn | cfg->local_psn |
 	     cfg->remote_psn) & ~MRC_PSN_MASK)
 		return 0;
-	if (cfg->init_cwnd < 1 || cfg->max_cwnd < cfg->init_cwnd)
+	if (cfg->init_cwnd < 1 || cfg->max_cwnd < mrc_path_init_cwnd(cfg))
 		return 0;
 	if (cfg->ack_every < 1 || cfg->path_fail_ptos < 1)
 		return 0;

@@ -75,7 +75,7 @@ void mrc_mr_path_init(struct mrc_conn *c, struct mrc_path *p)
 	p->acked_sent_ns = acked_sent_ns;
 	p->srtt_ns = c->cfg.initial_rtt_ns;
 	p->rttvar_ns = c->cfg.initial_rtt_ns / 2;
-	p->cwnd_q = c->cfg.init_cwnd << MRC_CWND_SHIFT;
+	p->cwnd_q = mrc_path_init_cwnd(&c->cfg) << MRC_CWND_SHIFT;
 	p->ssthresh = c->cfg.max_cwnd;
 	p->state = MRC_PATH_UP;
 	p->ecn_alpha_q = MRC_ALPHA_ONE;

@@ -39,6 +39,17 @@
 #define MRC_OP_INT_READ_RESP	0x40
 #define MRC_OP_INT_ATOMIC_RESP	0x41
 
+/*
+ * A path's share of the connection's initial window (MR-CC-001): the
+ * first flight of a connection is init_cwnd packets however many paths
+ * it sprays over, or each path added would add a whole initial window to
+ * the burst the receiver's switch port must queue in an incast.
+ */
+static inline u32 mrc_path_init_cwnd(const struct mrc_config *cfg)
+{
+	return cfg->init_cwnd ? (cfg->init_cwnd - 1) / cfg->num_paths + 1 : 0;
+}
+
 static inline int mrc_op_internal(u32 op)
 {
 	return op >= MRC_OP_INT_READ_RESP;

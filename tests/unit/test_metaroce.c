@@ -224,6 +224,38 @@ static struct pkt second_of_two_acked_first(struct fx *f)
 	return second_of_two_acked_after(f, 40000);
 }
 
+/*
+ * The initial window is the connection's, shared by its paths: more paths
+ * spread the first flight, they do not multiply it.
+ */
+/* covers: MR-CC-001 */
+static void first_flight_is_the_initial_window_over_any_paths(void **state)
+{
+	static const unsigned int paths[] = { 1, 3, 8 };
+	unsigned int k, p, sent;
+
+	(void)state;
+	for (k = 0; k < sizeof(paths) / sizeof(paths[0]); k++) {
+		struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, paths[k]);
+		unsigned int share = (20 + paths[k] - 1) / paths[k];
+		struct fx *f;
+
+		cfg.init_cwnd = 20;
+		f = pair_new(&cfg);
+		for (p = 0; p < 8; p++)			/* 64 packets */
+			add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
+		post(f);
+		for (sent = 0; take(f, &f->a).len; sent++)
+			;
+		assert_int_equal(sent, paths[k] * share);	/* 20, 21, 24 */
+		for (p = 0; p < paths[k]; p++) {
+			assert_int_equal(pstats(&f->a, p).cwnd, share);
+			assert_int_equal(pstats(&f->a, p).in_flight, share);
+		}
+		pair_free(f);
+	}
+}
+
 /* covers: MR-LOSS-004 MR-CC-002 MR-PATH-004 */
 static void time_threshold_declares_loss(void **state)
 {
@@ -910,7 +942,7 @@ static void rnr_holds_send_until_a_receive_is_posted(void **state)
 	assert_int_equal(take(f, &f->a).len, 0);	/* held */
 	assert_int_equal(mrc_next_deadline(f->a.conn),
 			 f->now + cfg.rnr_timer_ns);
-	assert_int_equal(pstats(&f->a, d.path).cwnd, cfg.init_cwnd);
+	assert_int_equal(pstats(&f->a, d.path).cwnd, FX_PATH_CWND);
 	assert_int_equal(pstats(&f->a, d.path).lost, 0);
 	f->b.recv_window = 8;
 	fx_post(f, &f->b);
@@ -2615,7 +2647,7 @@ static void silence_seen_across_paths_fails_over_before_the_pto(void **state)
 
 	(void)state;
 	cfg.window = 256;		/* the receiver's buffer, not the limit */
-	cfg.init_cwnd = 8;
+	cfg.init_cwnd = 2 * 8;		/* 8 packets on each path */
 	cfg.max_cwnd = 8;
 	f = pair_new(&cfg);
 	f->net.base_delay_ns = 20000;
@@ -2951,7 +2983,7 @@ static void late_ack_readmits_a_failed_path_with_its_rtt(void **state)
 	assert_int_equal(pstats(&f->a, 0).state, MRC_PATH_UP);
 	assert_int_equal(pstats(&f->a, 0).recoveries, 1);
 	assert_true(pstats(&f->a, 0).srtt_ns >= srtt / 2);
-	assert_int_equal(pstats(&f->a, 0).cwnd, cfg.init_cwnd);
+	assert_int_equal(pstats(&f->a, 0).cwnd, FX_PATH_CWND);
 	pair_free(f);
 }
 
@@ -3185,6 +3217,7 @@ int main(void)
 		cmocka_unit_test(receive_completions_follow_rc_order),
 		cmocka_unit_test(send_completions_wait_for_the_ack),
 		cmocka_unit_test(third_later_ack_on_the_path_declares_loss),
+		cmocka_unit_test(first_flight_is_the_initial_window_over_any_paths),
 		cmocka_unit_test(time_threshold_declares_loss),
 		cmocka_unit_test(loss_shrinks_the_window_by_half_its_share),
 		cmocka_unit_test(loss_shrinks_the_window_only_with_a_queue),

@@ -210,11 +210,14 @@ static void config_validation(void **state)
 	BAD(local_qpn, 1u << 24);
 	BAD(remote_psn, 1u << 24);
 	BAD(init_cwnd, 0);
-	BAD(max_cwnd, good.init_cwnd - 1);
+	BAD(max_cwnd, good.init_cwnd / good.num_paths - 1); /* below a share */
 	BAD(ack_every, 0);
 	BAD(rnr_retry, 8);
 	BAD(initial_rtt_ns, 0);
 #undef BAD
+	c = good;			/* a path's cap may be its share */
+	c.max_cwnd = good.init_cwnd / good.num_paths;
+	assert_int_equal(mrc_conn_init(conn, &c, &fx_callbacks, NULL, 0), 0);
 	/* RoCEv2 mode has no ACK trailer to hold an ACK for */
 	c = unit_cfg(MRC_MODE_ROCEV2, 1);
 	c.final_ack_hold_ns = 1;

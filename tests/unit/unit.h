@@ -40,6 +40,9 @@ static inline void pair_free(struct fx *f)
 	free(f);
 }
 
+/* Initial window of each path of a unit_cfg() connection, packets. */
+#define FX_PATH_CWND 16
+
 static inline struct mrc_config unit_cfg(enum mrc_mode mode,
 					 unsigned int paths)
 {
@@ -48,6 +51,8 @@ static inline struct mrc_config unit_cfg(enum mrc_mode mode,
 	mrc_config_default(&cfg, mode);
 	cfg.mtu = FX_MTU;
 	cfg.num_paths = paths;
+	/* each path starts with FX_PATH_CWND packets (MR-CC-001) */
+	cfg.init_cwnd = FX_PATH_CWND * paths;
 	return cfg;
 }
 
