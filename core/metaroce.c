@@ -752,8 +752,9 @@ static int mrc_build_ack(struct mrc_conn *c, u8 *b, size_t cap,
 	return mrc_finish_packet(b, len, cap);
 }
 
+/* A PROBE on path, or the PROBE_REPLY owed to the peer's path echo. */
 static int mrc_build_probe(struct mrc_conn *c, u8 *b, size_t cap, u8 opcode,
-			   u32 path, u64 now)
+			   u32 path, u32 echo, u64 now)
 {
 	if (MR_ACK_LEN + MR_CRC_LEN > cap)
 		return -ENOBUFS;
@@ -761,8 +762,8 @@ static int mrc_build_probe(struct mrc_conn *c, u8 *b, size_t cap, u8 opcode,
 	memset(b + 16, 0, MR_ACK_LEN - 16);
 	if (opcode == MR_OPC_PROBE_REPLY) {
 		mrc_put_be32(b + 16, c->rcv_nxt);
-		mrc_put_be32(b + 20, c->probe_reply_ts[path]);
-		b[32] = c->probe_reply_echo[path];
+		mrc_put_be32(b + 20, c->probe_reply_ts[echo]);
+		b[32] = echo;
 	}
 	c->path[path].st.tx_ctrl++;
 	c->st.tx_ctrl++;
@@ -780,8 +781,9 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 		for (i = 0; !(c->probe_reply_mask & (1u << i)); i++)
 			;
 		c->probe_reply_mask &= ~(1u << i);
-		*path = i;
-		return mrc_build_probe(c, b, cap, MR_OPC_PROBE_REPLY, i, now);
+		*path = c->probe_reply_path[i];
+		return mrc_build_probe(c, b, cap, MR_OPC_PROBE_REPLY, *path, i,
+				       now);
 	}
 	if (c->ack_pending && (c->ack_now || c->in_error))
 		return mrc_build_ack(c, b, cap, path, now);
@@ -791,7 +793,7 @@ int mrc_mr_next(struct mrc_conn *c, u8 *b, size_t cap, unsigned int *path,
 		if (c->path[i].probe_due) {
 			c->path[i].probe_due = 0;
 			*path = i;
-			return mrc_build_probe(c, b, cap, MR_OPC_PROBE, i, now);
+			return mrc_build_probe(c, b, cap, MR_OPC_PROBE, i, 0, now);
 		}
 	}
 	if (c->rnr_until_ns > now)
@@ -1713,12 +1715,13 @@ int mrc_mr_recv(struct mrc_conn *c, const u8 *b, size_t len,
 			break;
 		return mrc_heard_caps(c, b, mrc_recv_ack(c, b, len, path, now));
 	case MR_OPC_PROBE:
-		if (len != MR_ACK_LEN)
+		echo = b[3];
+		if (len != MR_ACK_LEN || echo >= MRC_MAX_PATHS)
 			break;
 		c->st.rx_ctrl++;
-		c->probe_reply_mask |= 1u << path;
-		c->probe_reply_ts[path] = mrc_get_be32(b + 12);
-		c->probe_reply_echo[path] = b[3];
+		c->probe_reply_mask |= 1u << echo;
+		c->probe_reply_ts[echo] = mrc_get_be32(b + 12);
+		c->probe_reply_path[echo] = path;
 		return 0;
 	case MR_OPC_PROBE_REPLY:
 		if (len != MR_ACK_LEN)

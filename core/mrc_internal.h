@@ -337,9 +337,14 @@ struct mrc_conn {
 	u32 ack_rx_psn;		/* the newest data packet placed */
 	u64 ack_rx_ns;		/* arrival of the echoed packet */
 	u64 ack_deadline_ns;
-	u32 probe_reply_mask;	/* paths owing a PROBE_REPLY */
+	/*
+	 * PROBE_REPLYs owed, by the peer's path index the PROBE named (its
+	 * echo): two of the peer's paths may arrive on one local path when
+	 * the ends have different numbers of paths.
+	 */
+	u32 probe_reply_mask;
 	u32 probe_reply_ts[MRC_MAX_PATHS];
-	u8 probe_reply_echo[MRC_MAX_PATHS];
+	u8 probe_reply_path[MRC_MAX_PATHS];	/* local path it came on */
 
 	/* completions, in RC order within each queue */
 	u32 cq_head;

@@ -433,8 +433,9 @@ METAROCE_DEV_ATTR_NUM(window, 1, MRC_MAX_WINDOW);
  * creation.  Each path has its own congestion window (MR-CC-001/002), so
  * a random loss halves 1/paths of what a QP has in flight: more paths keep
  * more of it under loss, and push a congested queue harder.  A responder
- * answers on the path index the packet names modulo its own number, so
- * set both ends alike.
+ * answers on the path index the packet names modulo its own number (on
+ * another plane, unless the number of planes divides both), so set both
+ * ends alike.
  */
 METAROCE_DEV_ATTR_NUM(paths, 1, MRC_MAX_PATHS);
 

@@ -2552,6 +2552,67 @@ static void silent_path_takes_no_data_after_its_timeout(void **state)
 	pair_free(f);
 }
 
+/* d's header made a PROBE from the peer's path peer_path, stamped ts. */
+static struct pkt probe_like(const struct pkt *d, unsigned int peer_path,
+			     uint32_t ts, unsigned int arrival_path)
+{
+	size_t len = sizeof(struct mr_hdr) + sizeof(struct mr_ack_ext);
+	struct pkt p = *d;
+
+	p.b[1] = MR_OPC_PROBE;
+	p.b[2] = 0;
+	p.b[3] = peer_path;
+	memset(p.b + 8, 0, 4);				/* no PSN */
+	p.b[12] = ts >> 24;
+	p.b[13] = ts >> 16;
+	p.b[14] = ts >> 8;
+	p.b[15] = ts;
+	memset(p.b + sizeof(struct mr_hdr), 0, sizeof(struct mr_ack_ext));
+	p.len = len + 4;				/* + CRC */
+	p.path = arrival_path;
+	reseal(&p);
+	return p;
+}
+
+/*
+ * covers: MR-FAIL-002
+ * A peer with more paths than this end: its paths 1 and 3 both arrive on
+ * path 1 here, and each PROBE gets its own reply, which names the peer's
+ * path and echoes that PROBE's time (one slot per local path kept only
+ * the later).  A path index no QP has is malformed.
+ */
+static void each_peer_path_probed_gets_its_reply(void **state)
+{
+	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
+	struct pkt d, probe[2], r;
+	unsigned int i;
+	struct fx *f;
+
+	(void)state;
+	f = pair_new(&cfg);
+	add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MTU);
+	post(f);
+	d = take(f, &f->a);
+	assert_true(d.len > 0);
+	for (i = 0; i < 2; i++) {
+		probe[i] = probe_like(&d, 1 + 2 * i, 1000 + i, 1);
+		assert_int_equal(give(f, &f->b, &probe[i]), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		r = take(f, &f->b);
+		assert_int_equal(r.b[1], MR_OPC_PROBE_REPLY);
+		assert_int_equal(r.path, 1);
+		assert_int_equal(r.b[32], 1 + 2 * i);
+		assert_int_equal(be32(r.b + 20), 1000 + i);
+	}
+	assert_int_equal(take(f, &f->b).len, 0);
+	r = probe_like(&d, MRC_MAX_PATHS, 1002, 0);
+	assert_int_equal(give(f, &f->b, &r), -EPROTO);
+	assert_int_equal(cstats(&f->b).rx_malformed, 1);
+	assert_int_equal(take(f, &f->b).len, 0);
+	pair_free(f);
+}
+
 /*
  * covers: MR-FAIL-001 MR-CC-003
  * The first isolated PTO of a path: its window collapses to one packet,
@@ -3267,6 +3328,7 @@ int main(void)
 		cmocka_unit_test(slow_fabric_start_fails_no_path),
 		cmocka_unit_test(stalled_host_resends_a_packet_per_path_not_a_window),
 		cmocka_unit_test(silent_path_takes_no_data_after_its_timeout),
+		cmocka_unit_test(each_peer_path_probed_gets_its_reply),
 		cmocka_unit_test(isolated_pto_collapses_the_window),
 		cmocka_unit_test(retransmission_goes_where_delivery_was_seen),
 		cmocka_unit_test(ack_of_an_original_says_nothing_of_its_copy),
