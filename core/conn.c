@@ -48,7 +48,9 @@ static int mrc_config_valid(const struct mrc_config *cfg)
 	if ((cfg->local_qpn | cfg->remote_qpn | cfg->local_psn |
 	     cfg->remote_psn) & ~MRC_PSN_MASK)
 		return 0;
-	if (cfg->init_cwnd < 1 || cfg->max_cwnd < mrc_path_init_cwnd(cfg))
+	/* no path can use more than the window; Q10 windows stay in u32 */
+	if (cfg->init_cwnd < 1 || cfg->max_cwnd < mrc_path_init_cwnd(cfg) ||
+	    cfg->max_cwnd > MRC_MAX_WINDOW)
 		return 0;
 	if (cfg->ack_every < 1 || cfg->path_fail_ptos < 1)
 		return 0;

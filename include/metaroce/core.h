@@ -149,7 +149,7 @@ struct mrc_config {
 	uint32_t rnr_retry;	/* RNR retries per message, 7 = infinite */
 	uint32_t path_fail_ptos; /* consecutive PTOs that fail a path */
 	uint32_t init_cwnd;	/* initial window, packets, shared by the paths */
-	uint32_t max_cwnd;	/* per-path window cap, packets */
+	uint32_t max_cwnd;	/* per-path window cap, packets, <= MRC_MAX_WINDOW */
 	uint32_t ack_every;	/* ACK after this many in-order packets */
 	uint64_t initial_rtt_ns; /* RTT assumed before the first sample */
 	uint64_t granularity_ns; /* timer granularity (PTO floor term) */

@@ -211,6 +211,8 @@ static void config_validation(void **state)
 	BAD(remote_psn, 1u << 24);
 	BAD(init_cwnd, 0);
 	BAD(max_cwnd, good.init_cwnd / good.num_paths - 1); /* below a share */
+	BAD(max_cwnd, MRC_MAX_WINDOW + 1);
+	BAD(max_cwnd, 1u << 22);	/* its Q10 form would wrap */
 	BAD(ack_every, 0);
 	BAD(rnr_retry, 8);
 	BAD(initial_rtt_ns, 0);
