@@ -64,7 +64,7 @@ rw_attr() {
 	echo "$def" >"$sys/$name" || fail "$name refused its default $def"
 }
 rw_attr window 512 1 0 513 -1 abc ""
-rw_attr paths 4 16 0 17 -1 abc ""
+rw_attr paths 8 16 0 17 -1 abc ""
 rw_attr initial_rtt_ns 100000 10000000000 999 10000000001 abc
 
 step "RoCEv2 GIDs"

@@ -6,9 +6,9 @@
 #   tests/vm/vmtest.sh --guests 2 --planes 4 [--kernel VER] -- \
 #       tests/vm/t-kernel-planes-two-guests.sh BUILD_DIR
 # Each guest has mr0 on eth0 (plane 0) and adds eth1 (and later eth2,
-# eth3) with metaroce-plane; MetaRoCE QPs have 4 paths, path i on plane
-# i mod N.  Guest 0 serves, guest 1 is the client and sends most of the
-# data.  A cut on one guest is invisible to the other at link level, so
+# eth3) with metaroce-plane; MetaRoCE QPs have the device's 8 paths, path
+# i on plane i mod N.  Guest 0 serves, guest 1 is the client and sends most
+# of the data.  A cut on one guest is invisible to the other at link level, so
 # the other's transport must find it from its timeouts (MR-FAIL-001).
 #   1. two planes: metaroce_integrity (every opcode, verified patterns) runs
 #      until told to stop; guest 0 takes eth1 down mid-transfer (its plane 1

@@ -151,8 +151,8 @@ echo rocev2 >/sys/class/infiniband/mr0/default_transport || fail "setting mr0's 
 # default wire mode; a MetaRoCE QP that asks for no paths gets the
 # device's (create checks each QP's against query_device's default_paths).
 echo 100 >/sys/class/infiniband/mr0/window || fail "setting mr0's window"
-echo 8 >/sys/class/infiniband/mr0/paths || fail "setting mr0's paths"
-dv query-dev query mr0 --planes "$planes" --default rocev2 --window 100 --paths 8 --rocev2
+echo 6 >/sys/class/infiniband/mr0/paths || fail "setting mr0's paths"
+dv query-dev query mr0 --planes "$planes" --default rocev2 --window 100 --paths 6 --rocev2
 echo "$window" >/sys/class/infiniband/mr0/window || fail "restoring mr0's window"
 dv create-dev create mr0 --expect rocev2
 METAROCE_TRANSPORT=metaroce dv create-env-over-dev create mr0 --expect metaroce
