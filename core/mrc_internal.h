@@ -41,13 +41,17 @@
 
 /*
  * A path's share of the connection's initial window (MR-CC-001): the
- * first flight of a connection is init_cwnd packets however many paths
- * it sprays over, or each path added would add a whole initial window to
- * the burst the receiver's switch port must queue in an incast.
+ * first flight of a connection is init_cwnd packets (rounded up to a
+ * multiple of its paths) however many paths it sprays over, or each path
+ * added would add a whole initial window to the burst the receiver's
+ * switch port must queue in an incast.  RoCEv2 mode has one path whatever
+ * num_paths says (mrc_conn_init()), so validation and use agree.
  */
 static inline u32 mrc_path_init_cwnd(const struct mrc_config *cfg)
 {
-	return cfg->init_cwnd ? (cfg->init_cwnd - 1) / cfg->num_paths + 1 : 0;
+	u32 paths = cfg->mode == MRC_MODE_ROCEV2 ? 1 : cfg->num_paths;
+
+	return cfg->init_cwnd ? (cfg->init_cwnd - 1) / paths + 1 : 0;
 }
 
 static inline int mrc_op_internal(u32 op)

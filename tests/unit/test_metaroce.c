@@ -798,7 +798,7 @@ static void dead_path_fails_over_and_is_readmitted(void **state)
 	(void)state;
 	cfg.window = 8;
 	cfg.max_cwnd = 4;
-	cfg.init_cwnd = 4;
+	cfg.init_cwnd = 2 * 4;		/* 4 packets on each path */
 	cfg.initial_rtt_ns = 20000;
 	cfg.probe_interval_ns = 200000;
 	f = pair_new(&cfg);
@@ -2211,7 +2211,7 @@ static void capped_ack_reports_the_packet_that_triggered_it(void **state)
 	uint32_t psn;
 
 	(void)state;
-	cfg.init_cwnd = 64;
+	cfg.init_cwnd = 64;		/* the 64 packets in one flight */
 	f = pair_new(&cfg);
 	for (i = 0; i < 8; i++)
 		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
@@ -2579,12 +2579,20 @@ static struct pkt probe_like(const struct pkt *d, unsigned int peer_path,
  * A peer with more paths than this end: its paths 1 and 3 both arrive on
  * path 1 here, and each PROBE gets its own reply, which names the peer's
  * path and echoes that PROBE's time (one slot per local path kept only
- * the later).  A path index no QP has is malformed.
+ * the later), on the path the PROBE came on, not on the one the peer's
+ * index maps to here (its path 2 is this end's path 0).  A path index no
+ * QP has is malformed.
  */
 static void each_peer_path_probed_gets_its_reply(void **state)
 {
+	/* PROBEs as the peer's path, stamp; all arrive on path 1 here */
+	static const unsigned int sent[][2] = { { 1, 1000 }, { 3, 1001 },
+						{ 2, 1002 } };
+	/* replies, lowest peer path first: each on path 1, its own stamp */
+	static const unsigned int replies[][2] = { { 1, 1000 }, { 2, 1002 },
+						   { 3, 1001 } };
 	struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, 2);
-	struct pkt d, probe[2], r;
+	struct pkt d, r;
 	unsigned int i;
 	struct fx *f;
 
@@ -2594,19 +2602,19 @@ static void each_peer_path_probed_gets_its_reply(void **state)
 	post(f);
 	d = take(f, &f->a);
 	assert_true(d.len > 0);
-	for (i = 0; i < 2; i++) {
-		probe[i] = probe_like(&d, 1 + 2 * i, 1000 + i, 1);
-		assert_int_equal(give(f, &f->b, &probe[i]), 0);
+	for (i = 0; i < 3; i++) {
+		r = probe_like(&d, sent[i][0], sent[i][1], 1);
+		assert_int_equal(give(f, &f->b, &r), 0);
 	}
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 3; i++) {
 		r = take(f, &f->b);
 		assert_int_equal(r.b[1], MR_OPC_PROBE_REPLY);
 		assert_int_equal(r.path, 1);
-		assert_int_equal(r.b[32], 1 + 2 * i);
-		assert_int_equal(be32(r.b + 20), 1000 + i);
+		assert_int_equal(r.b[32], replies[i][0]);
+		assert_int_equal(be32(r.b + 20), replies[i][1]);
 	}
 	assert_int_equal(take(f, &f->b).len, 0);
-	r = probe_like(&d, MRC_MAX_PATHS, 1002, 0);
+	r = probe_like(&d, MRC_MAX_PATHS, 1003, 0);
 	assert_int_equal(give(f, &f->b, &r), -EPROTO);
 	assert_int_equal(cstats(&f->b).rx_malformed, 1);
 	assert_int_equal(take(f, &f->b).len, 0);
@@ -2782,7 +2790,7 @@ static void capped_ack_makes_no_path_silent(void **state)
 	struct fx *f;
 
 	(void)state;
-	cfg.init_cwnd = 128;
+	cfg.init_cwnd = 128;		/* the 100 packets in one flight */
 	f = pair_new(&cfg);
 	for (i = 0; i < 13; i++)
 		add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);

@@ -212,7 +212,6 @@ static void config_validation(void **state)
 	BAD(init_cwnd, 0);
 	BAD(max_cwnd, good.init_cwnd / good.num_paths - 1); /* below a share */
 	BAD(max_cwnd, MRC_MAX_WINDOW + 1);
-	BAD(max_cwnd, 1u << 22);	/* its Q10 form would wrap */
 	BAD(ack_every, 0);
 	BAD(rnr_retry, 8);
 	BAD(initial_rtt_ns, 0);
@@ -220,6 +219,15 @@ static void config_validation(void **state)
 	c = good;			/* a path's cap may be its share */
 	c.max_cwnd = good.init_cwnd / good.num_paths;
 	assert_int_equal(mrc_conn_init(conn, &c, &fx_callbacks, NULL, 0), 0);
+	c.init_cwnd++;			/* the share is rounded up */
+	assert_int_equal(mrc_conn_init(conn, &c, &fx_callbacks, NULL, 0),
+			 -EINVAL);
+	/* RoCEv2 mode has one path, whatever num_paths says: one share */
+	c = unit_cfg(MRC_MODE_ROCEV2, 1);
+	c.num_paths = 4;
+	c.max_cwnd = c.init_cwnd / 4;
+	assert_int_equal(mrc_conn_init(conn, &c, &fx_callbacks, NULL, 0),
+			 -EINVAL);
 	/* RoCEv2 mode has no ACK trailer to hold an ACK for */
 	c = unit_cfg(MRC_MODE_ROCEV2, 1);
 	c.final_ack_hold_ns = 1;
