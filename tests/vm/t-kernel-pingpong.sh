@@ -16,10 +16,11 @@
 #     sysfs window is 1 (MR-FC-001);
 #   - completion events (-e) on both sides;
 #   - against an unmodified ibv_rc_pingpong --chk in the same wire mode
-#     (METAROCE_TRANSPORT): ours as server in MetaRoCE mode, ours as
-#     client in RoCEv2 mode; and the --chk failure: our server exits 1
-#     naming the wrong message when an ibv_rc_pingpong client sends
-#     without --chk (0x7b everywhere);
+#     (METAROCE_TRANSPORT): ours as server in MetaRoCE mode, over the
+#     number of paths the device gives the unmodified client (sysfs
+#     paths), ours as client in RoCEv2 mode; and the --chk failure: our
+#     server exits 1 naming the wrong message when an ibv_rc_pingpong
+#     client sends without --chk (0x7b everywhere);
 #   - 1% netem loss on both ends, both modes: messages still arrive
 #     intact; retransmissions counted, SACKs in MetaRoCE mode;
 #   - a wire-mode mismatch in both directions (MR-COMPAT-011): the
@@ -129,15 +130,19 @@ ours mr-p4-events metaroce 4 4096 -e
 phase lossless
 
 step "against an unmodified ibv_rc_pingpong"
-# mr_peer's PROGRAM is env: each side names its own program.
+# mr_peer's PROGRAM is env: each side names its own program.  Ours takes
+# as many paths as the unmodified peer's QP gets from its device.
+read -r dev_paths </sys/class/infiniband/mr1/paths
 up=(ibv_rc_pingpong -d @DEV@ -g "$gid" -s 16384 -n "$iters")
 mr_peer up-cli tcp:18515 env "$pp" -d @DEV@ -g "$gid" -s 16384 -n "$iters" --chk \
-	--transport metaroce --paths 4 -- METAROCE_TRANSPORT=metaroce "${up[@]}" --chk "$server"
+	--transport metaroce --paths "$dev_paths" -- METAROCE_TRANSPORT=metaroce "${up[@]}" --chk "$server"
 result up-cli "srv-up-cli.txt"
 result up-cli-upstream "cli-up-cli.txt"
 grep -q 'invalid data' cli-up-cli.txt && fail "up-cli: ibv_rc_pingpong found invalid data"
-grep -qx 'transport: metaroce, 4 paths' srv-up-cli.txt || fail "up-cli: no metaroce QP of 4 paths"
-[ "$(paths_used srv-up-cli.txt)" = 4 ] || fail "up-cli: not 4 paths carrying packets"
+grep -qx "transport: metaroce, $dev_paths paths" srv-up-cli.txt ||
+	fail "up-cli: no metaroce QP of $dev_paths paths"
+[ "$(paths_used srv-up-cli.txt)" = "$dev_paths" ] ||
+	fail "up-cli: not $dev_paths paths carrying packets"
 mr_peer up-srv tcp:18515 env METAROCE_TRANSPORT=rocev2 "${up[@]}" --chk \
 	-- "$pp" -d @DEV@ -g "$gid" -s 16384 -n "$iters" --chk --transport rocev2 "$server"
 result up-srv "cli-up-srv.txt"
