@@ -395,22 +395,27 @@ def main():
                "plane_failure": pf},
               open(os.path.join(args.out, "testbed.json"), "w"), indent=1)
 
-    # Plots: one panel per program, x the conditions in run order.
+    # Plots: one panel per program, x the conditions in run order; a line
+    # for each base side the run had (one whose runs all failed has none).
+    ran = set(r["side"] for r in rows)
+    plotted = [s for s in SIDES if s in ran]
     dat = os.path.join(args.log, "loss.dat")
     with open(dat, "w") as f:
         for i, c in enumerate(conds):
             f.write(f'{i} "{cond_label(c)}"')
             for p in progs:
-                for s in SIDES:
+                for s in plotted:
                     f.write(f" {med.get((c, s, p), 'NaN')}")
             f.write("\n")
     panels = []
     for j, p in enumerate(progs):
         unit = units.get(p, "")
         what = "latency t_typical" if p.endswith("lat") else "throughput"
+        # each side keeps its colour and mark whichever sides ran
+        style = {s: f"lc {k + 1} pt {5 + 2 * k}" for k, s in enumerate(SIDES)}
         plots = ", ".join(
-            f"'{dat}' using 1:{3 + j * len(SIDES) + i}:xtic(2) with linespoints lw 2 pt {5 + 2 * i} "
-            f"title '{SIDES[s]}'" for i, s in enumerate(SIDES))
+            f"'{dat}' using 1:{3 + j * len(plotted) + i}:xtic(2) with linespoints lw 2 {style[s]} "
+            f"title '{SIDES[s]}'" for i, s in enumerate(plotted))
         panels.append(f"set title '{p}'\nset ylabel '{what} ({unit}, log scale)'\nplot {plots}")
     cols = 2
     rows_ = (len(progs) + cols - 1) // cols
