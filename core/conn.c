@@ -14,9 +14,10 @@ void mrc_config_default(struct mrc_config *cfg, enum mrc_mode mode)
 	cfg->mtu = 1024;
 	/*
 	 * A random loss halves one path's window (MR-CC-002): 1/16 of a
-	 * flow's flight with 8 paths, 1/8 with 4 (docs/results/simulator.md
-	 * sections 11 and 12), and with the initial window shared (MR-CC-001)
-	 * 8 cost an incast little more than 4.
+	 * flow's flight with 8 paths, 1/8 with 4.  With the initial window
+	 * shared (MR-CC-001), 8 paths cost an ECN-marked incast no more drops
+	 * than 4, an unmarked one a third more (docs/results/simulator.md
+	 * sections 11 and 12).
 	 */
 	cfg->num_paths = mode == MRC_MODE_ROCEV2 ? 1 : 8;
 	cfg->window = 128;
