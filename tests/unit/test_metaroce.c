@@ -237,10 +237,11 @@ static void first_flight_is_the_initial_window_over_any_paths(void **state)
 	(void)state;
 	for (k = 0; k < sizeof(paths) / sizeof(paths[0]); k++) {
 		struct mrc_config cfg = unit_cfg(MRC_MODE_METAROCE, paths[k]);
-		unsigned int share = (20 + paths[k] - 1) / paths[k];
+		unsigned int share;
 		struct fx *f;
 
 		cfg.init_cwnd = 20;
+		share = (cfg.init_cwnd + paths[k] - 1) / paths[k];
 		f = pair_new(&cfg);
 		for (p = 0; p < 8; p++)			/* 64 packets */
 			add_msg(&f->a, MRC_OP_RDMA_WRITE, FX_MAX_MSG_LEN);
@@ -2563,10 +2564,7 @@ static struct pkt probe_like(const struct pkt *d, unsigned int peer_path,
 	p.b[2] = 0;
 	p.b[3] = peer_path;
 	memset(p.b + 8, 0, 4);				/* no PSN */
-	p.b[12] = ts >> 24;
-	p.b[13] = ts >> 16;
-	p.b[14] = ts >> 8;
-	p.b[15] = ts;
+	put_be32(p.b + 12, ts);
 	memset(p.b + sizeof(struct mr_hdr), 0, sizeof(struct mr_ack_ext));
 	p.len = len + 4;				/* + CRC */
 	p.path = arrival_path;

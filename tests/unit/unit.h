@@ -87,15 +87,18 @@ static inline int give(struct fx *f, struct fx_ep *e, const struct pkt *p)
 	return mrc_recv_packet(e->conn, p->b, p->len, p->path, f->now);
 }
 
+static inline void put_be32(uint8_t *b, uint32_t v)
+{
+	b[0] = v >> 24;
+	b[1] = v >> 16;
+	b[2] = v >> 8;
+	b[3] = v;
+}
+
 /* Rewrite the CRC trailer after a test edited a packet. */
 static inline void reseal(struct pkt *p)
 {
-	uint32_t c = mrc_crc32c(p->b, p->len - 4);
-
-	p->b[p->len - 4] = c >> 24;
-	p->b[p->len - 3] = c >> 16;
-	p->b[p->len - 2] = c >> 8;
-	p->b[p->len - 1] = c;
+	put_be32(p->b + p->len - 4, mrc_crc32c(p->b, p->len - 4));
 }
 
 static inline uint32_t be32(const uint8_t *b)
