@@ -407,12 +407,12 @@ def main():
                 for s in plotted:
                     f.write(f" {med.get((c, s, p), 'NaN')}")
             f.write("\n")
+    # each side keeps its colour and mark whichever sides ran
+    style = {s: f"lc {k + 1} pt {5 + 2 * k}" for k, s in enumerate(SIDES)}
     panels = []
     for j, p in enumerate(progs):
         unit = units.get(p, "")
         what = "latency t_typical" if p.endswith("lat") else "throughput"
-        # each side keeps its colour and mark whichever sides ran
-        style = {s: f"lc {k + 1} pt {5 + 2 * k}" for k, s in enumerate(SIDES)}
         plots = ", ".join(
             f"'{dat}' using 1:{3 + j * len(plotted) + i}:xtic(2) with linespoints lw 2 {style[s]} "
             f"title '{SIDES[s]}'" for i, s in enumerate(plotted))
